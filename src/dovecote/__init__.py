@@ -1,0 +1,105 @@
+"""dovecote: an actor runtime for asyncio.
+
+Subclass :class:`Actor`, spawn it in an :class:`ActorSystem`, and talk to it with
+``tell`` and ``ask``. See the README for a tour.
+"""
+
+from dovecote._errors import (
+    ActorInitializationError,
+    ActorNotFoundError,
+    ActorStoppedError,
+    AskDeadlockError,
+    AskTimeoutError,
+    DovecoteError,
+    InvalidActorNameError,
+    InvalidFetchOptionsError,
+    InvalidMailboxAddressError,
+    MailboxFullError,
+    OptionsError,
+    UnsupportedCapabilityError,
+)
+from dovecote.actors import (
+    Actor,
+    ActorContext,
+    ActorOptions,
+    ActorRef,
+    ActorRestarted,
+    ActorStarted,
+    ActorStopped,
+    ActorSystem,
+    Cancellable,
+    Clock,
+    DeadLetter,
+    DeadLetterReason,
+    EventStream,
+    PoisonPill,
+    Subscription,
+    Terminated,
+)
+from dovecote.dispatch import run, uvloop_available
+from dovecote.mailboxes import (
+    BoundedMailbox,
+    DropReportingMailbox,
+    Envelope,
+    Mailbox,
+    MailboxDropReason,
+    PriorityMailbox,
+)
+from dovecote.supervision import (
+    AllForOneStrategy,
+    Backoff,
+    Decision,
+    Directive,
+    OneForOneStrategy,
+    SupervisorStrategy,
+    default_decider,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Actor",
+    "ActorContext",
+    "ActorInitializationError",
+    "ActorNotFoundError",
+    "ActorOptions",
+    "ActorRef",
+    "ActorRestarted",
+    "ActorStarted",
+    "ActorStopped",
+    "ActorStoppedError",
+    "ActorSystem",
+    "AllForOneStrategy",
+    "AskDeadlockError",
+    "AskTimeoutError",
+    "Backoff",
+    "BoundedMailbox",
+    "Cancellable",
+    "Clock",
+    "DeadLetter",
+    "DeadLetterReason",
+    "Decision",
+    "Directive",
+    "DovecoteError",
+    "DropReportingMailbox",
+    "Envelope",
+    "EventStream",
+    "InvalidActorNameError",
+    "InvalidFetchOptionsError",
+    "InvalidMailboxAddressError",
+    "Mailbox",
+    "MailboxDropReason",
+    "MailboxFullError",
+    "OneForOneStrategy",
+    "OptionsError",
+    "PoisonPill",
+    "PriorityMailbox",
+    "Subscription",
+    "SupervisorStrategy",
+    "Terminated",
+    "UnsupportedCapabilityError",
+    "__version__",
+    "default_decider",
+    "run",
+    "uvloop_available",
+]

@@ -1,0 +1,46 @@
+"""Actors: Actor, ActorRef, ActorContext, ActorSystem, ActorOptions, messages, events.
+
+This package composes the leaves: a cell owns a mailbox (``mailboxes``), runs its
+turns on the loop (``dispatch``), applies its parent's decisions (``supervision``),
+counts into the system's registry (``observability``) and is reachable by address
+(``addressing``).
+"""
+
+from dovecote.actors._actor import Actor
+from dovecote.actors._clock import Clock
+from dovecote.actors._context import ActorContext
+from dovecote.actors._event_stream import EventStream, Subscription
+from dovecote.actors._messages import (
+    ActorRestarted,
+    ActorStarted,
+    ActorStopped,
+    DeadLetter,
+    DeadLetterReason,
+    PoisonPill,
+    Terminated,
+)
+from dovecote.actors._names import NAME_PATTERN
+from dovecote.actors._options import ActorOptions
+from dovecote.actors._ref import ActorRef
+from dovecote.actors._system import ActorSystem
+from dovecote.actors._timers import Cancellable
+
+__all__ = [
+    "NAME_PATTERN",
+    "Actor",
+    "ActorContext",
+    "ActorOptions",
+    "ActorRef",
+    "ActorRestarted",
+    "ActorStarted",
+    "ActorStopped",
+    "ActorSystem",
+    "Cancellable",
+    "Clock",
+    "DeadLetter",
+    "DeadLetterReason",
+    "EventStream",
+    "PoisonPill",
+    "Subscription",
+    "Terminated",
+]

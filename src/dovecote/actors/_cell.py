@@ -1,0 +1,433 @@
+"""ActorCell: owns one actor's mailbox, state and turn on the event loop.
+
+Invariants (they are what make "one message at a time" true without locks):
+
+* ``_scheduled`` is True from the moment a turn is queued with ``call_soon`` until
+  the turn ends with an empty mailbox. While it is True nobody schedules another
+  turn, so at most one turn exists per actor.
+* ``_awaiting`` is True while a handler (or hook) that really awaited runs in a
+  task, or a blocking handler runs on a thread. ``_scheduled`` stays True meanwhile,
+  so new messages only queue; the task's completion continues the turn.
+* ``_suspended`` is True while a failure waits for the supervisor: system messages
+  are still processed, user messages are not.
+* Once ``_terminated`` is set the mailbox is a dead-letter sink and never drained.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from dovecote.actors import _death_watch, _fault_handling, _lifecycle, _timers
+from dovecote.actors._context import ActorContext
+from dovecote.actors._messages import DeadLetterReason, PoisonPill, Terminated
+from dovecote.actors._ref import ActorRef, ReplyRef
+from dovecote.actors._system_messages import DrainBarrier
+from dovecote.dispatch import CoroutineType, continue_in_task, step_inline
+from dovecote.mailboxes import Envelope, Mailbox
+from dovecote.observability import get_logger
+
+if TYPE_CHECKING:
+    import structlog
+
+    from dovecote.actors._actor import Actor
+    from dovecote.actors._options import ActorOptions
+    from dovecote.actors._system import ActorSystem
+    from dovecote.actors._timers import Cancellable
+    from dovecote.observability import ClassStats
+    from dovecote.supervision import RestartStats
+
+__all__ = ["ActorCell", "BlockingActorCell"]
+
+_perf = time.perf_counter
+
+
+class ActorCell(ActorContext):
+    """The runtime half of an actor; it is also the actor's :class:`ActorContext`."""
+
+    __slots__ = (
+        "_actor",
+        "_awaiting",
+        "_behavior",
+        "_behavior_stack",
+        "_call_soon",
+        "_children",
+        "_children_waiter",
+        "_class_name",
+        "_current",
+        "_factory",
+        "_log",
+        "_mailbox",
+        "_name",
+        "_options",
+        "_parent",
+        "_ref",
+        "_replied",
+        "_restart_stats",
+        "_scheduled",
+        "_stash",
+        "_stats",
+        "_stop_requested",
+        "_suspended",
+        "_system",
+        "_task",
+        "_terminated",
+        "_terminating",
+        "_throughput",
+        "_timers",
+        "_uid",
+        "_watchers",
+        "_watching",
+        "path",
+    )
+
+    def __init__(
+        self,
+        system: ActorSystem,
+        parent: ActorCell | None,
+        name: str,
+        path: str,
+        factory: Callable[[], Actor],
+        options: ActorOptions,
+        mailbox: Mailbox,
+        uid: int,
+    ) -> None:
+        self._system = system
+        self._parent = parent
+        self._name = name
+        self.path = path
+        self._factory = factory
+        self._options = options
+        self._mailbox = mailbox
+        self._uid = uid
+        self._ref = ActorRef(self)
+        self._call_soon = system._loop.call_soon
+        self._throughput = options.throughput or system._throughput
+        self._actor: Actor | None = None
+        self._behavior: Callable[[Any], Any] = _not_started
+        self._behavior_stack: list[Callable[[Any], Any]] | None = None
+        self._scheduled = False
+        self._awaiting = False
+        self._suspended = False
+        self._terminating = False
+        self._terminated = False
+        self._stop_requested = False
+        self._current: Envelope | None = None
+        self._replied = False
+        self._task: asyncio.Future[Any] | None = None
+        self._children: dict[str, ActorCell] | None = None
+        self._children_waiter: Callable[[], None] | None = None
+        self._watchers: set[ActorCell] | None = None
+        self._watching: set[ActorCell] | None = None
+        self._timers: set[Cancellable] | None = None
+        self._stash: list[Envelope] | None = None
+        self._stats: ClassStats | None = None
+        self._class_name = ""
+        self._restart_stats: RestartStats | None = None
+        self._log: structlog.typing.FilteringBoundLogger | None = None
+
+    # -- identity --------------------------------------------------------------------------
+    @property
+    def address(self) -> str:
+        """``mem://<system>@<host><path>``."""
+        return self._system._address_prefix + self.path
+
+    @property
+    def log(self) -> structlog.typing.FilteringBoundLogger:
+        """Logger bound with path and actor class (made on first use)."""
+        if self._log is None:
+            self._log = get_logger("dovecote.actor", path=self.path, actor_class=self._class_name)
+        return self._log
+
+    def __repr__(self) -> str:
+        return f"<ActorCell {self.path}>"
+
+    # -- the turn ----------------------------------------------------------------------------
+    def _start(self) -> None:
+        """First turn: create the instance, then process whatever already arrived."""
+        _lifecycle.start(self)
+
+    def _run(self) -> None:
+        """One dispatcher turn: system messages first, then up to ``throughput`` user ones."""
+        mailbox = self._mailbox
+        system = self._system
+        outer = system._running
+        system._running = self
+        budget = self._throughput
+        done = 0
+        try:
+            while True:
+                if mailbox._system is not None:  # documented: None whenever empty
+                    sys_env = mailbox.dequeue_system()
+                    if sys_env is not None:
+                        _lifecycle.process_system(self, sys_env.message)
+                    if self._awaiting or self._terminated:
+                        return
+                    continue
+                if self._suspended or done >= budget:
+                    break
+                env = mailbox.dequeue_user()
+                if env is None:
+                    break
+                done += 1
+                if env.exempt:
+                    self._invoke_exempt(env)
+                elif system._sample_countdown > 1:
+                    system._sample_countdown -= 1
+                    self._invoke(env)
+                else:
+                    system._sample_countdown = system._sample_every
+                    self._invoke_timed(env)
+                if self._awaiting or self._terminated:
+                    return
+        finally:
+            system._running = outer
+            stats = self._stats
+            if stats is not None:
+                stats.processed += done
+        mailbox = self._mailbox
+        if mailbox._system is not None or (not self._suspended and mailbox.user_count):
+            self._call_soon(self._run)
+        else:
+            self._scheduled = False
+
+    # -- invoking the handler ----------------------------------------------------------------
+    def _invoke_timed(self, env: Envelope) -> None:
+        started = _perf()
+        self._invoke(env)
+        if not self._awaiting:
+            self._system.metrics.observe_message_seconds(self._class_name, _perf() - started)
+
+    def _invoke(self, env: Envelope) -> None:
+        self._current = env
+        try:
+            result = self._behavior(env.message)
+            if type(result) is CoroutineType:
+                actor = self._actor
+                if actor is not None and not actor.inline_async_start:
+                    self._await(self._system._loop.create_task(result))
+                    return
+                finished, value = step_inline(result)
+                if not finished:
+                    self._await(continue_in_task(self._system._loop, result, value, _noop))
+                    return
+                result = value
+        except Exception as error:
+            self._current = None
+            _fault_handling.handle_failure(self, env, error)
+            return
+        self._current = None
+        if env.reply is not None:
+            if self._replied:
+                self._replied = False
+            else:
+                self._system._deliver_reply(env.reply, result, None, self._ref)
+
+    def _await(self, task: asyncio.Future[Any]) -> None:
+        """The handler really awaits: let the task finish it, then continue the turn."""
+        self._awaiting = True
+        self._task = task
+        task.add_done_callback(self._handler_done)
+
+    def _handler_done(self, task: asyncio.Future[Any]) -> None:
+        env = self._current
+        self._current = None
+        replied = self._replied
+        self._replied = False
+        self._awaiting = False
+        self._task = None
+        if env is not None:
+            if task.cancelled():
+                # only a forced stop cancels a handler: the asker learns the actor stopped
+                if env.reply is not None:
+                    self._system._fail_reply(env.reply, self)
+            elif (error := task.exception()) is not None:
+                if isinstance(error, Exception):
+                    _fault_handling.handle_failure(self, env, error)
+                else:
+                    raise error
+            elif env.reply is not None and not replied:
+                self._system._deliver_reply(env.reply, task.result(), None, self._ref)
+        if not self._terminated:
+            self._run()
+
+    def _invoke_exempt(self, env: Envelope) -> None:
+        message = env.message
+        if message is PoisonPill:
+            _lifecycle.begin_stop(self)
+            return
+        if type(message) is DrainBarrier:
+            message.callback(self)
+            return
+        if type(message) is Terminated:
+            watching = self._watching
+            target = message.ref._cell
+            if watching is None or target not in watching:
+                return  # unwatched after it was queued: not delivered
+            watching.discard(target)
+        self._invoke(env)
+
+    # -- replies -----------------------------------------------------------------------------
+    def _reply(self, message: Any) -> None:
+        env = self._current
+        if env is not None and env.reply is not None:
+            self._replied = True
+            self._system._deliver_reply(env.reply, message, self._ref, self._ref)
+        elif env is not None and env.sender is not None:
+            env.sender.tell(message, self._ref)
+        else:
+            self._system._dead_letter(message, self._ref, None, DeadLetterReason.NO_RECIPIENT)
+
+    def _sender(self) -> ActorRef | None:
+        env = self._current
+        if env is None:
+            return None
+        sender: ActorRef | None = env.sender
+        if sender is not None:
+            return sender
+        if env.reply is not None:
+            return ReplyRef(self, env.reply)
+        return None
+
+
+    # -- ActorContext ------------------------------------------------------------------------
+    @property
+    def self(self) -> ActorRef:
+        return self._ref
+
+    @property
+    def parent(self) -> ActorRef | None:
+        return self._parent._ref if self._parent is not None else None
+
+    @property
+    def children(self) -> tuple[ActorRef, ...]:
+        children = self._children
+        return tuple(c._ref for c in children.values()) if children else ()
+
+    @property
+    def system(self) -> ActorSystem:
+        return self._system
+
+    @property
+    def sender(self) -> ActorRef | None:
+        return self._sender()
+
+    def spawn(
+        self,
+        factory: Callable[[], Actor],
+        name: str | None = None,
+        options: ActorOptions | None = None,
+    ) -> ActorRef:
+        return _lifecycle.spawn(self, factory, name, options)
+
+    def stop(self, ref: ActorRef) -> None:
+        _lifecycle.request_stop(ref._cell)
+
+    def watch(self, ref: ActorRef) -> ActorRef:
+        _death_watch.watch(self, ref)
+        return ref
+
+    def unwatch(self, ref: ActorRef) -> ActorRef:
+        _death_watch.unwatch(self, ref)
+        return ref
+
+    def stash(self) -> None:
+        env = self._current
+        if env is None:
+            raise RuntimeError("stash() can only be called while handling a message")
+        if env.reply is not None:
+            if env.reply.done():
+                raise RuntimeError("cannot stash a message that was already answered")
+            self._replied = True  # the handler's return value must not answer it now
+        if self._stash is None:
+            self._stash = []
+        self._stash.append(env)
+
+    def unstash_all(self) -> None:
+        stash = self._stash
+        if stash:
+            self._stash = None
+            self._mailbox.prepend_user(stash)
+            if not self._scheduled:
+                self._scheduled = True
+                self._call_soon(self._run)
+
+    def become(self, handler: Callable[[Any], Any], *, discard_old: bool = True) -> None:
+        if not callable(handler):
+            raise TypeError("become() needs a callable taking one message")
+        stack = self._behavior_stack
+        if stack is None:
+            stack = self._behavior_stack = []
+        if discard_old and stack:
+            stack[-1] = handler
+        else:
+            stack.append(handler)
+        self._behavior = handler
+
+    def unbecome(self) -> None:
+        stack = self._behavior_stack
+        if stack:
+            stack.pop()
+        if stack:
+            self._behavior = stack[-1]
+        elif self._actor is not None:
+            self._behavior = self._actor.on_receive
+
+    def schedule_once(
+        self, delay: float, message: Any, target: ActorRef | None = None
+    ) -> Cancellable:
+        return _timers.schedule(self, delay, None, message, target)
+
+    def schedule_repeatedly(
+        self, initial_delay: float, interval: float, message: Any, target: ActorRef | None = None
+    ) -> Cancellable:
+        return _timers.schedule(self, initial_delay, interval, message, target)
+
+    def reply(self, message: Any) -> None:
+        self._reply(message)
+
+    # -- plumbing used by the concern modules --------------------------------------------------
+    def _send_system(self, message: object) -> None:
+        self._mailbox.enqueue_system(message)
+        if not self._scheduled:
+            self._scheduled = True
+            self._call_soon(self._run)
+
+    def _enqueue(self, env: Envelope) -> None:
+        self._mailbox.enqueue(env)
+        if not self._scheduled:
+            self._scheduled = True
+            self._call_soon(self._run)
+
+
+def _noop(_: object) -> None:
+    pass
+
+
+def _not_started(message: Any) -> Any:
+    raise RuntimeError("actor instance is not running")
+
+
+class BlockingActorCell(ActorCell):
+    """A cell on the ``"blocking"`` dispatcher: each handler call runs on a worker thread."""
+
+    __slots__ = ()
+
+    def _invoke(self, env: Envelope) -> None:
+        self._current = env
+        system = self._system
+        loop = system._loop
+        self._await(system._blocking.submit(loop, _call_in_thread, self._behavior, env.message))
+
+
+def _call_in_thread(handler: Callable[[Any], Any], message: Any) -> Any:
+    result = handler(message)
+    if type(result) is CoroutineType:
+        result.close()
+        raise TypeError(
+            "the 'blocking' dispatcher runs plain functions on threads; make on_receive a "
+            "regular def (or use the default dispatcher for async def handlers)"
+        )
+    return result

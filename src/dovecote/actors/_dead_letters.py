@@ -1,0 +1,35 @@
+"""The mailbox a stopped actor keeps: everything sent to it becomes a dead letter."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from dovecote.actors._messages import DeadLetterReason
+from dovecote.mailboxes import Envelope, Mailbox
+
+if TYPE_CHECKING:
+    from dovecote.actors._cell import ActorCell
+
+__all__ = ["DeadLetterMailbox"]
+
+
+class DeadLetterMailbox(Mailbox):
+    """Never queues: user messages are published as dead letters, system ones ignored."""
+
+    __slots__ = ("_cell",)
+
+    def __init__(self, cell: ActorCell) -> None:
+        super().__init__()
+        self._cell = cell
+
+    def enqueue(self, envelope: Envelope) -> None:
+        cell = self._cell
+        cell._system._lose(envelope, cell, DeadLetterReason.RECIPIENT_STOPPED)
+
+    def enqueue_system(self, message: Any, sender: Any = None) -> None:
+        return None
+
+    def prepend_user(self, envelopes: Iterable[Envelope]) -> None:
+        for env in envelopes:
+            self.enqueue(env)

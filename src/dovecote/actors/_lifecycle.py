@@ -1,0 +1,315 @@
+"""Spawning, starting, restarting and stopping actors (the cell's lifecycle)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from dovecote._errors import (
+    ActorInitializationError,
+    ActorStoppedError,
+    InvalidActorNameError,
+    MailboxFullError,
+)
+from dovecote.actors import _death_watch, _fault_handling, _timers
+from dovecote.actors._actor import Actor, _constructing
+from dovecote.actors._dead_letters import DeadLetterMailbox
+from dovecote.actors._hooks import run_hook
+from dovecote.actors._messages import ActorRestarted, ActorStarted, ActorStopped, DeadLetterReason
+from dovecote.actors._names import auto_name, validate_name
+from dovecote.actors._options import ActorOptions
+from dovecote.actors._system_messages import RESUME, TERMINATE, Failed, Restart, Resume, Terminate
+from dovecote.mailboxes import Envelope, Mailbox
+
+if TYPE_CHECKING:
+    from dovecote.actors._cell import ActorCell
+    from dovecote.actors._ref import ActorRef
+
+__all__ = ["begin_stop", "process_system", "request_stop", "spawn", "start"]
+
+_DEFAULT_OPTIONS = ActorOptions()
+
+
+# -- spawning -----------------------------------------------------------------------------------
+def spawn(
+    parent: ActorCell,
+    factory: Callable[[], Actor],
+    name: str | None,
+    options: ActorOptions | None,
+) -> ActorRef:
+    """Create a child cell of ``parent`` and schedule its first turn; return its ref.
+
+    Every check happens before anything is created, so bad input changes nothing.
+    """
+    from dovecote.actors._cell import ActorCell, BlockingActorCell
+
+    system = parent._system
+    if system._shutting_down or parent._terminating or parent._terminated:
+        raise ActorStoppedError(f"cannot spawn under {parent.path}: it is stopping")
+    if not callable(factory):
+        raise TypeError(f"factory must be an Actor subclass or a callable, not {factory!r}")
+    if isinstance(factory, type) and not issubclass(factory, Actor):
+        raise TypeError(f"{factory.__qualname__} is not a subclass of dovecote.Actor")
+    options = _DEFAULT_OPTIONS if options is None else options
+    if not isinstance(options, ActorOptions):
+        raise TypeError("options must be an ActorOptions")
+    options.validate()
+    children = parent._children
+    if name is None:
+        name = auto_name()
+        while children is not None and name in children:
+            name = auto_name()
+    else:
+        validate_name(name)
+        if children is not None and name in children:
+            raise InvalidActorNameError(f"{parent.path}/{name} already exists")
+    mailbox = options.make_mailbox()
+    cls = BlockingActorCell if options.dispatcher == "blocking" else ActorCell
+    cell = cls(
+        system, parent, name, f"{parent.path}/{name}", factory, options, mailbox, next(system._uids)
+    )
+    class_name = factory.__qualname__ if isinstance(factory, type) else "Actor"
+    cell._class_name = class_name
+    cell._stats = system._class_stats(class_name)
+    system._attach_mailbox(cell, mailbox)
+    if children is None:
+        children = parent._children = {}
+    children[name] = cell
+    if options.dispatcher == "blocking":
+        system._enable_threads()
+    cell._scheduled = True
+    cell._call_soon(cell._start)
+    return cell._ref
+
+
+# -- starting -----------------------------------------------------------------------------------
+def _create_instance(cell: ActorCell) -> Actor:
+    _constructing.append(cell)
+    try:
+        actor = cell._factory()
+    except Exception as error:
+        raise ActorInitializationError(f"creating {cell.path} failed: {error!r}") from error
+    finally:
+        _constructing.pop()
+    if not isinstance(actor, Actor):
+        raise ActorInitializationError(f"factory for {cell.path} did not return an Actor") from (
+            TypeError(f"expected an Actor, got {type(actor).__name__}")
+        )
+    actor._cell = cell
+    cell._actor = actor
+    cell._behavior = actor.on_receive
+    cell._behavior_stack = None
+    name = type(actor).__qualname__
+    if name != cell._class_name:
+        cell._class_name = name
+        cell._stats = cell._system._class_stats(name)
+    return actor
+
+
+def start(cell: ActorCell) -> None:
+    """The first turn of a new cell: construct, ``pre_start``, then drain the mailbox."""
+    system = cell._system
+    outer = system._running
+    system._running = cell
+    try:
+        try:
+            actor = _create_instance(cell)
+        except ActorInitializationError as error:
+            _fault_handling.report(cell, error, None)
+        else:
+            run_hook(cell, actor.pre_start, (), lambda error: _started(cell, error))
+    finally:
+        system._running = outer
+    if not cell._awaiting and not cell._terminated:
+        cell._run()
+
+
+def _started(cell: ActorCell, error: Exception | None) -> None:
+    if error is not None:
+        init_error = ActorInitializationError(f"pre_start of {cell.path} failed: {error!r}")
+        init_error.__cause__ = error
+        _fault_handling.report(cell, init_error, None)
+        return
+    stats = cell._stats
+    if stats is not None:
+        stats.started += 1
+    cell._system._publish_lifecycle(ActorStarted, cell)
+
+
+# -- system messages ------------------------------------------------------------------------------
+def process_system(cell: ActorCell, message: object) -> None:
+    """Handle one message from the system lane."""
+    kind = type(message)
+    if kind is Terminate:
+        begin_stop(cell)
+    elif kind is Failed:
+        _fault_handling.supervise(cell, message)  # type: ignore[arg-type]
+    elif kind is Restart:
+        _restart(cell, message)  # type: ignore[arg-type]
+    elif kind is Resume:
+        if not cell._terminating:
+            cell._suspended = False
+            for child in tuple(cell._children.values()) if cell._children else ():
+                if child._suspended and not child._terminating:
+                    child._send_system(RESUME)
+    else:  # pragma: no cover - only the runtime sends system messages
+        cell.log.error("unknown system message", message=repr(message))
+
+
+def request_stop(cell: ActorCell) -> None:
+    """``context.stop``: stop as soon as the message in progress is done."""
+    if not cell._terminated and not cell._stop_requested:
+        cell._stop_requested = True
+        cell._send_system(TERMINATE)
+
+
+# -- restarting -----------------------------------------------------------------------------------
+def _restart(cell: ActorCell, message: Restart) -> None:
+    if cell._terminating or cell._terminated:
+        return
+    _timers.cancel_all(cell)
+    actor = cell._actor
+    if actor is None:
+        _wait_for_stopping_children(cell, lambda: _recreate(cell, message.error))
+        return
+
+    def after_pre_restart(error: Exception | None) -> None:
+        if error is not None:
+            cell.log.error("pre_restart failed", exc_info=error)
+        _wait_for_stopping_children(cell, lambda: _recreate(cell, message.error))
+
+    run_hook(cell, actor.pre_restart, (message.error, message.message), after_pre_restart)
+
+
+def _wait_for_stopping_children(cell: ActorCell, then: Callable[[], None]) -> None:
+    children = cell._children
+    if children and any(c._stop_requested for c in children.values()):
+        cell._awaiting = True
+        cell._children_waiter = then
+    else:
+        then()
+
+
+def children_changed(cell: ActorCell) -> None:
+    """A child terminated: continue a restart or stop that was waiting for it."""
+    waiter = cell._children_waiter
+    if waiter is None:
+        return
+    children = cell._children
+    if children and any(c._stop_requested for c in children.values()):
+        return
+    cell._children_waiter = None
+    cell._awaiting = False
+    waiter()
+    if not cell._awaiting and not cell._terminated:
+        cell._run()
+
+
+def _recreate(cell: ActorCell, error: BaseException) -> None:
+    """Fresh instance, fresh mailbox; queued messages move over, stashed ones in front."""
+    system = cell._system
+    old = cell._mailbox
+    stash = cell._stash or []
+    cell._stash = None
+    cell._actor = None
+    queued = old.drain_user()
+    system_msgs = old.drain_system()
+    try:
+        mailbox = cell._options.make_mailbox()
+    except Exception:
+        cell.log.exception("mailbox factory failed on restart; keeping the old mailbox")
+        mailbox = old
+    system._attach_mailbox(cell, mailbox)
+    cell._mailbox = mailbox
+    for env in system_msgs:
+        mailbox.enqueue_system(env.message)
+    for env in queued:
+        _requeue(cell, mailbox, env)
+    if stash:
+        mailbox.prepend_user(stash)
+    try:
+        actor = _create_instance(cell)
+    except ActorInitializationError as init_error:
+        _fault_handling.report(cell, init_error, None)
+        return
+
+    def after_post_restart(hook_error: Exception | None) -> None:
+        if hook_error is not None:
+            init_error = ActorInitializationError(f"post_restart of {cell.path} failed")
+            init_error.__cause__ = hook_error
+            _fault_handling.report(cell, init_error, None)
+            return
+        cell._suspended = False
+        stats = cell._stats
+        if stats is not None:
+            stats.restarts += 1
+        system._publish_lifecycle(ActorRestarted, cell, error)
+
+    run_hook(cell, actor.post_restart, (error,), after_post_restart)
+
+
+def _requeue(cell: ActorCell, mailbox: Mailbox, env: Envelope) -> None:
+    try:
+        mailbox.enqueue(env)
+    except MailboxFullError:
+        cell._system._lose(env, cell, DeadLetterReason.QUEUED_AT_STOP)
+
+
+# -- stopping -------------------------------------------------------------------------------------
+def begin_stop(cell: ActorCell) -> None:
+    """Stop children, wait for them, run ``post_stop``, then finalize."""
+    if cell._terminating or cell._terminated:
+        return
+    cell._terminating = True
+    cell._stop_requested = True
+    cell._suspended = True
+    _timers.cancel_all(cell)
+    children = cell._children
+    if children:
+        for child in tuple(children.values()):
+            request_stop(child)
+    _wait_for_stopping_children(cell, lambda: _post_stop(cell))
+
+
+def _post_stop(cell: ActorCell) -> None:
+    actor = cell._actor
+    if actor is None:
+        _finalize(cell)
+        return
+
+    def after(error: Exception | None) -> None:
+        if error is not None:
+            cell.log.error("post_stop failed", exc_info=error)
+        _finalize(cell)
+
+    run_hook(cell, actor.post_stop, (), after)
+
+
+def _finalize(cell: ActorCell) -> None:
+    system = cell._system
+    cell._terminated = True
+    cell._scheduled = True  # never scheduled again: the sink below takes every message
+    old = cell._mailbox
+    cell._mailbox = DeadLetterMailbox(cell)
+    for env in cell._stash or ():
+        system._lose(env, cell, DeadLetterReason.QUEUED_AT_STOP)
+    cell._stash = None
+    for env in old.drain_user():
+        system._lose(env, cell, DeadLetterReason.QUEUED_AT_STOP)
+    old.drain_system()
+    cell._actor = None
+    _death_watch.on_terminated(cell)
+    stats = cell._stats
+    if stats is not None:
+        stats.stopped += 1
+    if system.metrics._tracked_paths:
+        system.metrics.untrack_path(cell.path)
+    system._publish_lifecycle(ActorStopped, cell)
+    parent = cell._parent
+    if parent is not None:
+        children = parent._children
+        if children is not None and children.get(cell._name) is cell:
+            del children[cell._name]
+        children_changed(parent)
+    else:
+        system._root_terminated()

@@ -1,0 +1,173 @@
+"""ActorRef: the handle through which everyone talks to an actor."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import threading
+from typing import TYPE_CHECKING, Any
+
+from dovecote._errors import ActorStoppedError, AskDeadlockError, AskTimeoutError
+from dovecote.actors._messages import PoisonPill
+from dovecote.mailboxes import Envelope, ExemptEnvelope
+
+if TYPE_CHECKING:
+    from dovecote.actors._cell import ActorCell
+
+__all__ = ["ActorRef"]
+
+_get_ident = threading.get_ident
+
+
+def _expire(fut: asyncio.Future[Any], ref: ActorRef, message: Any, timeout: float) -> None:
+    if not fut.done():
+        fut.set_exception(
+            AskTimeoutError(
+                f"ask to {ref.path} timed out after {timeout:g}s waiting for a reply to "
+                f"a {type(message).__name__} message"
+            )
+        )
+
+
+class ActorRef:
+    """A handle to one actor incarnation: ``tell``, ``ask``, ``stop``.
+
+    Refs are cheap, hashable and compare by address plus incarnation: a new actor
+    spawned under a name that was used before gets a ref that is not equal to the old one.
+    """
+
+    __slots__ = ("_cell",)
+
+    # Flipped on (process-wide) once a blocking-dispatcher actor exists, so that tells
+    # made from worker threads hop onto the loop; costs one class-attribute read otherwise.
+    _threads_in_use = False
+
+    def __init__(self, cell: ActorCell) -> None:
+        self._cell = cell
+
+    # -- sending ---------------------------------------------------------------------------
+    def tell(self, message: Any, sender: ActorRef | None = None) -> None:
+        """Queue ``message`` for the actor; never blocks, never awaits.
+
+        Raises MailboxFullError only when the actor's bounded mailbox uses ``reject``.
+        To a stopped actor the message becomes a DeadLetter.
+        """
+        cell = self._cell
+        if ActorRef._threads_in_use and _get_ident() != cell._system._loop_thread:
+            cell._system._loop.call_soon_threadsafe(self.tell, message, sender)
+            return
+        if message is PoisonPill:
+            self.stop()
+            return
+        cell._mailbox.enqueue(Envelope(message, sender))
+        if not cell._scheduled:
+            cell._scheduled = True
+            cell._call_soon(cell._run)
+
+    async def ask(self, message: Any, timeout: float = 5.0) -> Any:
+        """Send ``message`` and wait for the handler's return value (or context.reply).
+
+        Raises the handler's exception if it failed, :class:`AskTimeoutError` after
+        ``timeout`` seconds, :class:`ActorStoppedError` if the actor is or becomes
+        stopped first, :class:`AskDeadlockError` when an actor asks itself.
+        """
+        if not (isinstance(timeout, (int, float)) and timeout > 0 and not math.isnan(timeout)):
+            raise ValueError(f"ask timeout must be a positive number of seconds, got {timeout!r}")
+        cell = self._cell
+        if cell._terminated:
+            raise ActorStoppedError(f"{cell.path} is stopped")
+        system = cell._system
+        if system._running is cell or (
+            cell._task is not None and cell._task is asyncio.current_task()
+        ):
+            raise AskDeadlockError(
+                f"{cell.path} asked itself from inside its own handler; the reply could only "
+                "come after the handler returns. Use tell, or context.reply."
+            )
+        loop = system._loop
+        fut: asyncio.Future[Any] = loop.create_future()
+        cell._mailbox.enqueue(Envelope(message, None, fut))
+        if not cell._scheduled:
+            cell._scheduled = True
+            cell._call_soon(cell._run)
+        handle = loop.call_later(timeout, _expire, fut, self, message, timeout)
+        try:
+            return await fut
+        finally:
+            handle.cancel()
+
+    def stop(self) -> None:
+        """Graceful stop: a PoisonPill behind the messages already queued.
+
+        The pill is exempt from overflow policies, so this never raises and is never lost.
+        """
+        cell = self._cell
+        if ActorRef._threads_in_use and _get_ident() != cell._system._loop_thread:
+            cell._system._loop.call_soon_threadsafe(self.stop)
+            return
+        cell._mailbox.enqueue(ExemptEnvelope(PoisonPill, None))
+        if not cell._scheduled:
+            cell._scheduled = True
+            cell._call_soon(cell._run)
+
+    # -- identity ----------------------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        """The actor's name (the last path segment)."""
+        return self._cell._name
+
+    @property
+    def path(self) -> str:
+        """The actor's path, e.g. ``/user/orders/worker-1``."""
+        return self._cell.path
+
+    @property
+    def address(self) -> str:
+        """The actor's URI, e.g. ``mem://shop@local/user/orders/worker-1``."""
+        return self._cell.address
+
+    @property
+    def is_alive(self) -> bool:
+        """False once the actor has stopped for good."""
+        return not self._cell._terminated
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ActorRef) and other._cell is self._cell
+
+    def __hash__(self) -> int:
+        return hash(self._cell._uid)
+
+    def __repr__(self) -> str:
+        return f"ActorRef({self.address!r})"
+
+
+class ReplyRef(ActorRef):
+    """The ``sender`` of an ``ask``: telling it completes the asker's future."""
+
+    __slots__ = ("_future",)
+
+    def __init__(self, cell: ActorCell, future: asyncio.Future[Any]) -> None:
+        super().__init__(cell)
+        self._future = future
+
+    def tell(self, message: Any, sender: ActorRef | None = None) -> None:
+        """Answer the pending ask (a late answer becomes a ``late-reply`` dead letter)."""
+        self._cell._system._deliver_reply(self._future, message, sender, self._cell._ref)
+
+    @property
+    def path(self) -> str:
+        return self._cell.path + "/$ask"
+
+    @property
+    def address(self) -> str:
+        return self._cell.address + "/$ask"
+
+    @property
+    def is_alive(self) -> bool:
+        return not self._future.done()
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ReplyRef) and other._future is self._future
+
+    def __hash__(self) -> int:
+        return id(self._future)

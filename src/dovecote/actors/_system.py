@@ -1,0 +1,355 @@
+"""ActorSystem: the root of an actor hierarchy, its guardian, dead letters and metrics."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import re
+import threading
+from collections.abc import Callable, Iterator
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+from dovecote._errors import ActorNotFoundError, ActorStoppedError, DovecoteError
+from dovecote.actors import _lifecycle
+from dovecote.actors._actor import Actor
+from dovecote.actors._cell import ActorCell
+from dovecote.actors._clock import Clock
+from dovecote.actors._event_stream import EventStream
+from dovecote.actors._messages import DeadLetter, DeadLetterReason
+from dovecote.actors._names import NAME_PATTERN
+from dovecote.actors._options import ActorOptions
+from dovecote.actors._ref import ActorRef
+from dovecote.actors._system_messages import TERMINATE, DrainBarrier
+from dovecote.dispatch import DEFAULT_THROUGHPUT, BlockingExecutor
+from dovecote.mailboxes import Envelope, ExemptEnvelope, Mailbox, MailboxDropReason
+from dovecote.observability import ClassStats, RuntimeMetrics, get_logger
+from dovecote.supervision import OneForOneStrategy, SupervisorStrategy
+
+if TYPE_CHECKING:
+    from dovecote.addressing import PostOffice
+
+__all__ = ["ActorSystem"]
+
+_HOST = re.compile(r"[A-Za-z0-9]([A-Za-z0-9.-]{0,252}[A-Za-z0-9])?")
+_log = get_logger("dovecote.system")
+
+
+class _Guardian(Actor):
+    """The ``/user`` guardian: parent of every top-level actor."""
+
+
+class _DropCounter:
+    """Observer attached to a drop-reporting mailbox: counts drops per class, path, policy."""
+
+    __slots__ = ("_cell",)
+
+    def __init__(self, cell: ActorCell) -> None:
+        self._cell = cell
+
+    def __call__(self, reason: MailboxDropReason) -> None:
+        cell = self._cell
+        cell._system.metrics.record_drop(cell._class_name, cell.path, str(reason))
+
+
+class ActorSystem:
+    """A tree of actors under one name, living on the running event loop.
+
+    Create it inside a coroutine (``async with ActorSystem("shop") as system:``); leaving
+    the block shuts it down. ``throughput`` is how many messages an actor handles per
+    turn before yielding to other actors (``1`` is fairest, larger is faster).
+    ``metrics_sample_every`` times one message in N for ``actor_message_seconds``.
+    """
+
+    def __init__(
+        self,
+        name: str = "default",
+        *,
+        host: str = "local",
+        throughput: int = DEFAULT_THROUGHPUT,
+        guardian_strategy: SupervisorStrategy | None = None,
+        metrics_sample_every: int = 32,
+        blocking_workers: int | None = None,
+        clock: Clock | None = None,
+        dead_letter_log_limit: int = 10,
+    ) -> None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            raise RuntimeError(
+                "ActorSystem must be created inside a running event loop "
+                "(e.g. in `async def main()` run by dovecote.run or asyncio.run)"
+            ) from None
+        if not isinstance(name, str) or NAME_PATTERN.fullmatch(name) is None:
+            raise DovecoteError(f"invalid system name {name!r}: use [A-Za-z0-9][A-Za-z0-9_.~-]*")
+        if not isinstance(host, str) or _HOST.fullmatch(host) is None:
+            raise DovecoteError(f"invalid host {host!r}")
+        if isinstance(throughput, bool) or not isinstance(throughput, int) or throughput < 1:
+            raise ValueError("throughput must be an int >= 1")
+        if guardian_strategy is not None and not isinstance(guardian_strategy, SupervisorStrategy):
+            raise TypeError("guardian_strategy must be a SupervisorStrategy")
+        self._name = name
+        self._host = host.lower()
+        self._loop = loop
+        self._loop_thread = threading.get_ident()
+        self._throughput = throughput
+        self._guardian_strategy = guardian_strategy or OneForOneStrategy()
+        self.clock = clock or Clock()
+        self.metrics = RuntimeMetrics(name, sample_every=metrics_sample_every)
+        self.metrics.set_mailbox_size_source(self._mailbox_sizes)
+        self._sample_every = self.metrics.sample_every
+        self._sample_countdown = self._sample_every
+        self.event_stream = EventStream()
+        self._address_prefix = f"mem://{name}@{self._host}"
+        self._uids = itertools.count(1)
+        self._running: ActorCell | None = None
+        self._dead_letters = 0
+        self._dead_letter_log_limit = dead_letter_log_limit
+        self._blocking = BlockingExecutor(blocking_workers)
+        self._shutting_down = False
+        self._done: asyncio.Future[None] = loop.create_future()
+        self._post_office: PostOffice | None = None
+        guardian = ActorCell(
+            self, None, "user", "/user", _Guardian, ActorOptions(), Mailbox(), next(self._uids)
+        )
+        guardian._class_name = "_Guardian"
+        guardian._stats = None
+        actor = _Guardian.__new__(_Guardian)
+        actor._cell = guardian
+        guardian._actor = actor
+        guardian._behavior = actor.on_receive
+        self._guardian = guardian
+
+    # -- public surface ----------------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        """The system's name (the ``user`` part of every actor address)."""
+        return self._name
+
+    @property
+    def host(self) -> str:
+        """The host part of every actor address (``local`` by default)."""
+        return self._host
+
+    @property
+    def dead_letters_count(self) -> int:
+        """How many messages have gone to dead letters so far."""
+        return self._dead_letters
+
+    @property
+    def is_shut_down(self) -> bool:
+        """True once :meth:`shutdown` has begun."""
+        return self._shutting_down
+
+    @property
+    def post_office(self) -> PostOffice:
+        """The system's post office, with a MemoryProvider for ``mem`` addresses."""
+        if self._post_office is None:
+            from dovecote.actors._post import make_post_office
+
+            self._post_office = make_post_office(self)
+        return self._post_office
+
+    def spawn(
+        self,
+        factory: Callable[[], Actor],
+        name: str | None = None,
+        options: ActorOptions | None = None,
+    ) -> ActorRef:
+        """Start a top-level actor under ``/user`` and return its ref at once.
+
+        ``factory`` is an Actor subclass or a zero-argument callable returning an Actor;
+        it is called again for every restart. Errors in the factory or ``pre_start`` go
+        to the supervisor, not out of ``spawn``.
+        """
+        return _lifecycle.spawn(self._guardian, factory, name, options)
+
+    def resolve(self, address_or_path: str) -> ActorRef:
+        """Find a live actor by path (``/user/a/b``) or address (``mem://sys@host/user/a/b``)."""
+        if not isinstance(address_or_path, str):
+            raise TypeError("resolve() takes a path or an address string")
+        path = address_or_path
+        if "://" in path or (":" in path and not path.startswith("/")):
+            path = self._path_of_address(path)
+        if not path.startswith("/user"):
+            raise ActorNotFoundError(f"no actor at {address_or_path!r}")
+        cell: ActorCell | None = self._guardian
+        for part in path[len("/user") :].split("/"):
+            if not part:
+                continue
+            children = cell._children if cell is not None else None
+            cell = children.get(part) if children else None
+            if cell is None:
+                raise ActorNotFoundError(f"no actor at {address_or_path!r}")
+        assert cell is not None
+        if cell._terminated:
+            raise ActorNotFoundError(f"no actor at {address_or_path!r}")
+        return cell._ref
+
+    def _path_of_address(self, text: str) -> str:
+        from dovecote.addressing import MailAddress
+
+        address = MailAddress.parse(text)
+        if address.scheme != "mem" or address.user != self._name or address.host != self._host:
+            raise ActorNotFoundError(f"{text!r} is not an address of system {self._address_prefix}")
+        path: str = address.path
+        return path
+
+    async def shutdown(self, *, drain: bool = False, timeout: float = 10.0) -> None:
+        """Stop every actor, children before parents; idempotent.
+
+        ``drain=False``: each actor finishes its current message, the rest of its queue
+        becomes dead letters. ``drain=True``: each actor first handles what was already
+        queued. After ``timeout`` seconds, handlers still running are cancelled.
+        """
+        if self._shutting_down:
+            await asyncio.shield(self._done)
+            return
+        self._shutting_down = True
+        loop = self._loop
+        deadline = loop.time() + timeout
+        try:
+            if drain:
+                await self._drain(timeout)
+            self._guardian._send_system(TERMINATE)
+            try:
+                await asyncio.wait_for(asyncio.shield(self._done), max(0.0, deadline - loop.time()))
+            except TimeoutError:
+                _log.warning("shutdown timed out; cancelling running handlers", system=self._name)
+                for cell in list(self._walk()):
+                    task = cell._task
+                    if task is not None:
+                        task.cancel()
+                await asyncio.wait_for(asyncio.shield(self._done), 1.0)
+        finally:
+            self._blocking.shutdown()
+            if self._post_office is not None:
+                await self._post_office.stop()
+
+    async def _drain(self, timeout: float) -> None:
+        pending = 0
+        all_done: asyncio.Future[None] = self._loop.create_future()
+
+        def reached(_: ActorCell) -> None:
+            nonlocal pending
+            pending -= 1
+            if pending == 0 and not all_done.done():
+                all_done.set_result(None)
+
+        for cell in list(self._walk()):
+            if not cell._terminating and not cell._terminated:
+                pending += 1
+                cell._enqueue(ExemptEnvelope(DrainBarrier(reached)))
+        if pending == 0:
+            return
+        try:
+            await asyncio.wait_for(all_done, timeout)
+        except TimeoutError:
+            _log.warning("drain timed out; stopping the rest", system=self._name, left=pending)
+
+    async def __aenter__(self) -> ActorSystem:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.shutdown()
+
+    def __repr__(self) -> str:
+        return f"ActorSystem({self._address_prefix!r})"
+
+    # -- runtime plumbing --------------------------------------------------------------------
+    def _walk(self) -> Iterator[ActorCell]:
+        """Every user actor cell, parents before children."""
+        stack = list(self._guardian._children.values()) if self._guardian._children else []
+        while stack:
+            cell = stack.pop()
+            yield cell
+            if cell._children:
+                stack.extend(cell._children.values())
+
+    def _root_terminated(self) -> None:
+        if not self._done.done():
+            self._done.set_result(None)
+
+    def _class_stats(self, class_name: str) -> ClassStats:
+        return self.metrics.class_stats(class_name)
+
+    def _attach_mailbox(self, cell: ActorCell, mailbox: Mailbox) -> None:
+        mailbox.owner = cell.path
+        observe = getattr(mailbox, "observe_drops", None)
+        if observe is not None:
+            observe(_DropCounter(cell))
+
+    def _enable_threads(self) -> None:
+        ActorRef._threads_in_use = True
+
+    def _mailbox_sizes(self) -> list[tuple[str, str | None, int]]:
+        # Called at scrape time, possibly from the metrics server's thread: copy first,
+        # retry if the tree changed under us.
+        for _ in range(3):
+            try:
+                rows: list[tuple[str, str | None, int]] = []
+                for cell in list(self._walk()):
+                    size = len(cell._mailbox)
+                    path: str | None = None
+                    if size >= Mailbox.warn_threshold:
+                        # past the growth-warning mark: this actor gets its own series
+                        path = cell.path
+                        self.metrics.track_path(cell._class_name, path)
+                    rows.append((cell._class_name, path, size))
+                return rows
+            except RuntimeError:
+                continue
+        return []
+
+    def _publish_lifecycle(self, event_type: type, cell: ActorCell, *args: Any) -> None:
+        stream = self.event_stream
+        if stream._subs and stream.has_subscribers(event_type):
+            stream.publish(event_type(cell._ref, *args))
+
+    def _dead_letter(
+        self, message: Any, sender: ActorRef | None, recipient: ActorRef | None, reason: str
+    ) -> None:
+        self._dead_letters += 1
+        self.metrics.record_dead_letter(reason)
+        if self._dead_letters <= self._dead_letter_log_limit:
+            _log.info(
+                "dead letter",
+                message_type=type(message).__name__,
+                recipient=recipient.path if recipient is not None else None,
+                reason=reason,
+            )
+            if self._dead_letters == self._dead_letter_log_limit:
+                _log.info("further dead letters are counted and published, not logged")
+        stream = self.event_stream
+        if stream._subs:
+            stream.publish(DeadLetter(message, sender, recipient, reason))
+
+    def _lose(self, env: Envelope, cell: ActorCell, reason: str) -> None:
+        """A queued message will never be handled: fail its ask, record a dead letter."""
+        if env.reply is not None:
+            self._fail_reply(env.reply, cell)
+        self._dead_letter(env.message, env.sender, cell._ref, reason)
+
+    def _fail_reply(self, reply: asyncio.Future[Any], cell: ActorCell) -> None:
+        if not reply.done():
+            reply.set_exception(ActorStoppedError(f"{cell.path} stopped before it answered"))
+
+    def _deliver_reply(
+        self,
+        reply: asyncio.Future[Any],
+        value: Any,
+        sender: ActorRef | None,
+        recipient: ActorRef | None,
+    ) -> None:
+        if ActorRef._threads_in_use and threading.get_ident() != self._loop_thread:
+            self._loop.call_soon_threadsafe(self._deliver_reply, reply, value, sender, recipient)
+            return
+        if reply.done():
+            self._dead_letter(value, sender, recipient, DeadLetterReason.LATE_REPLY)
+        else:
+            reply.set_result(value)

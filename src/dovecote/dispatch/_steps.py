@@ -1,0 +1,62 @@
+"""Run a coroutine inline until it really awaits; only then hand it to a task.
+
+A handler written as ``async def`` that never awaits anything completes during its
+first ``send(None)``: no task, no future, no loop round trip. When it does await,
+the partly-run coroutine is finished inside a task, which resumes it exactly where
+it stopped (the task first waits for whatever the coroutine yielded).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import types
+from collections.abc import Callable, Coroutine, Generator
+from typing import Any
+
+__all__ = ["CoroutineType", "continue_in_task", "step_inline"]
+
+CoroutineType = types.CoroutineType
+
+
+def step_inline(coro: Coroutine[Any, Any, Any]) -> tuple[bool, Any]:
+    """Advance ``coro`` by one step.
+
+    Returns ``(True, value)`` if it finished (its return value), or ``(False, yielded)``
+    when it is waiting on what it yielded. Exceptions from the coroutine propagate.
+    """
+    try:
+        yielded = coro.send(None)
+    except StopIteration as stop:
+        return True, stop.value
+    return False, yielded
+
+
+@types.coroutine
+def _resume(coro: Coroutine[Any, Any, Any], yielded: Any) -> Generator[Any, Any, Any]:
+    # Hand the pending awaitable to the driving task, then let the coroutine go on.
+    while True:
+        try:
+            yield yielded
+        except BaseException as exc:  # cancellation and throw() reach the coroutine
+            try:
+                yielded = coro.throw(exc)
+            except StopIteration as stop:
+                return stop.value
+            continue
+        return (yield from coro)
+
+
+async def _finish(coro: Coroutine[Any, Any, Any], yielded: Any) -> Any:
+    return await _resume(coro, yielded)
+
+
+def continue_in_task(
+    loop: asyncio.AbstractEventLoop,
+    coro: Coroutine[Any, Any, Any],
+    yielded: Any,
+    done: Callable[[asyncio.Task[Any]], object],
+) -> asyncio.Task[Any]:
+    """Finish a coroutine that :func:`step_inline` left waiting, in a new task."""
+    task = loop.create_task(_finish(coro, yielded))
+    task.add_done_callback(done)
+    return task

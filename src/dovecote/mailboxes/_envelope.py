@@ -1,0 +1,51 @@
+"""Envelopes: a message plus what the runtime needs to deliver it."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+__all__ = ["Envelope", "ExemptEnvelope", "SystemEnvelope"]
+
+
+class Envelope:
+    """One queued message with its sender and an opaque reply handle.
+
+    ``reply`` belongs to the runtime (an ask future); mailboxes never look at it.
+    The two flags are class attributes, so choosing a subclass costs no memory:
+    ``exempt`` envelopes are never dropped or rejected by an overflow policy and
+    ``system`` envelopes are runtime signals. Envelopes compare by identity.
+    """
+
+    __slots__ = ("message", "reply", "sender")
+
+    exempt: ClassVar[bool] = False
+    system: ClassVar[bool] = False
+
+    message: Any
+    sender: Any
+    reply: Any
+
+    def __init__(self, message: Any, sender: Any = None, reply: Any = None) -> None:
+        self.message = message
+        self.sender = sender
+        self.reply = reply
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.message!r}, sender={self.sender!r})"
+
+
+class ExemptEnvelope(Envelope):
+    """A user message that overflow policies must never drop or reject (PoisonPill, Terminated)."""
+
+    __slots__ = ()
+
+    exempt: ClassVar[bool] = True
+
+
+class SystemEnvelope(Envelope):
+    """A runtime signal; it travels in the system queue, ahead of every user message."""
+
+    __slots__ = ()
+
+    exempt: ClassVar[bool] = True
+    system: ClassVar[bool] = True

@@ -1,0 +1,412 @@
+"""Per-system runtime metrics: plain counters on the hot path, exported on scrape.
+
+The runtime bumps plain ``int`` attributes (``stats.processed += 1``) and plain
+dicts; nothing prometheus-related runs per message. One custom collector turns
+that state into metric families when the registry is collected (a scrape).
+
+Scrapes usually run on the metrics server's thread while the event loop keeps
+counting. The collector copies each dict (``dict.copy()`` is atomic under the
+GIL) before walking it, so a scrape never trips over a concurrent insert; a
+scrape may be one observation behind, never inconsistent in a harmful way.
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_left
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from itertools import pairwise
+from typing import Any, NamedTuple, TypeAlias
+
+from prometheus_client.core import (
+    CollectorRegistry,
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    Metric,
+    Sample,
+)
+
+from dovecote._errors import OptionsError
+
+from ._logging import get_logger
+
+__all__ = [
+    "DEFAULT_MESSAGE_SECONDS_BUCKETS",
+    "ClassStats",
+    "MailboxSizeSource",
+    "RuntimeMetrics",
+]
+
+# fmt: off
+DEFAULT_MESSAGE_SECONDS_BUCKETS: tuple[float, ...] = (
+    0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
+    0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+)
+# fmt: on
+"""Upper bounds (seconds) of ``actor_message_seconds``: 50 µs to 10 s, roughly 1-2.5-5 steps.
+
+Most handlers finish in microseconds to a few milliseconds; the upper buckets
+catch handlers that block or await I/O. ``+Inf`` is always added.
+"""
+
+MailboxSizeSource: TypeAlias = Callable[[], Iterable[tuple[str, str | None, int]]]
+"""Called at scrape time; yields ``(actor_class, path or None, queued messages)`` rows."""
+
+_log = get_logger("dovecote.metrics")
+
+
+class ClassStats:
+    """Counters for one actor class, bumped directly by the runtime.
+
+    ``processed``, ``failed``, ``restarts``, ``started`` and ``stopped`` are plain
+    ints: increment them in place. The handler-duration histogram lives here too
+    as plain bucket counts (see :meth:`observe_seconds`).
+    """
+
+    __slots__ = (
+        "_bounds",
+        "_bucket_counts",
+        "_seconds_sum",
+        "actor_class",
+        "failed",
+        "processed",
+        "restarts",
+        "started",
+        "stopped",
+    )
+
+    def __init__(
+        self, actor_class: str, buckets: Sequence[float] = DEFAULT_MESSAGE_SECONDS_BUCKETS
+    ) -> None:
+        self.actor_class = actor_class
+        self.processed = 0
+        self.failed = 0
+        self.restarts = 0
+        self.started = 0
+        self.stopped = 0
+        self._bounds = _validated_buckets(buckets)
+        # One count per bound plus a final +Inf slot; not cumulative (that is done on export).
+        self._bucket_counts = [0] * (len(self._bounds) + 1)
+        self._seconds_sum = 0.0
+
+    def observe_seconds(self, seconds: float) -> None:
+        """Record one sampled handler duration (seconds) in the histogram."""
+        self._bucket_counts[bisect_left(self._bounds, seconds)] += 1
+        self._seconds_sum += seconds
+
+    @property
+    def buckets(self) -> tuple[float, ...]:
+        """The histogram's upper bounds, without ``+Inf``."""
+        return self._bounds
+
+    @property
+    def sampled_count(self) -> int:
+        """How many handler durations were observed."""
+        return sum(self._bucket_counts)
+
+    @property
+    def sampled_seconds(self) -> float:
+        """Sum of the observed handler durations, in seconds."""
+        return self._seconds_sum
+
+    def cumulative_buckets(self) -> list[tuple[float, int]]:
+        """``(upper bound, observations <= bound)`` pairs, ending with ``(inf, count)``."""
+        counts = self._bucket_counts.copy()
+        running = 0
+        pairs: list[tuple[float, int]] = []
+        for bound, count in zip((*self._bounds, math.inf), counts, strict=True):
+            running += count
+            pairs.append((bound, running))
+        return pairs
+
+    def __repr__(self) -> str:
+        return (
+            f"ClassStats({self.actor_class!r}, processed={self.processed}, "
+            f"failed={self.failed}, restarts={self.restarts}, "
+            f"started={self.started}, stopped={self.stopped})"
+        )
+
+
+class RuntimeMetrics(CollectorRegistry):
+    """The metrics of one actor system; it *is* a prometheus ``CollectorRegistry``.
+
+    ``get_sample_value`` and ``generate_latest`` work on it directly. Counters are
+    kept per actor class (label ``actor_class``); per-actor series (label
+    ``path``) exist only for mailbox drops and for tracked paths (actors whose
+    queue crossed the growth warning mark), so a system with a million ordinary
+    actors still exports a handful of series.
+
+    *sample_every* (default 32) is the histogram sampling rate: the runtime times
+    one message in N and reports it with :meth:`observe_message_seconds`, so
+    ``actor_message_seconds_count`` is about ``processed / sample_every``.
+    *buckets* are the histogram bounds (:data:`DEFAULT_MESSAGE_SECONDS_BUCKETS`).
+    """
+
+    def __init__(
+        self,
+        system_name: str,
+        *,
+        sample_every: int = 32,
+        buckets: Sequence[float] = DEFAULT_MESSAGE_SECONDS_BUCKETS,
+    ) -> None:
+        super().__init__()
+        if isinstance(sample_every, bool) or not isinstance(sample_every, int) or sample_every < 1:
+            raise OptionsError(f"sample_every must be an int >= 1, got {sample_every!r}")
+        self.system_name = system_name
+        self._sample_every = sample_every
+        self._bounds = _validated_buckets(buckets)
+        self._class_stats: dict[str, ClassStats] = {}
+        self._drop_counts: dict[tuple[str, str, str], int] = {}
+        self._dead_letter_counts: dict[str, int] = {}
+        self._tracked_paths: dict[str, str] = {}
+        self._size_source: MailboxSizeSource | None = None
+        self.register(_RuntimeCollector(self))
+
+    @property
+    def sample_every(self) -> int:
+        """The histogram samples one message in this many."""
+        return self._sample_every
+
+    @property
+    def buckets(self) -> tuple[float, ...]:
+        """Upper bounds of ``actor_message_seconds``, without ``+Inf``."""
+        return self._bounds
+
+    def class_stats(self, actor_class: str) -> ClassStats:
+        """The counters of *actor_class*, created on first use and cached."""
+        stats = self._class_stats.get(actor_class)
+        if stats is None:
+            stats = self._class_stats[actor_class] = ClassStats(actor_class, self._bounds)
+        return stats
+
+    def record_drop(self, actor_class: str, path: str, policy: str) -> None:
+        """Count one message discarded by *path*'s overflow *policy*."""
+        key = (actor_class, path, str(policy))
+        self._drop_counts[key] = self._drop_counts.get(key, 0) + 1
+
+    def record_dead_letter(self, reason: str) -> None:
+        """Count one dead letter for *reason*."""
+        self._dead_letter_counts[reason] = self._dead_letter_counts.get(reason, 0) + 1
+
+    def observe_message_seconds(self, actor_class: str, seconds: float) -> None:
+        """Record the duration of one sampled message (see *sample_every*)."""
+        self.class_stats(actor_class).observe_seconds(seconds)
+
+    def set_mailbox_size_source(self, source: MailboxSizeSource | None) -> None:
+        """Set (or clear, with ``None``) the callable that reports mailbox sizes on scrape.
+
+        Each row is ``(actor_class, path or None, size)``; every queued message
+        must appear in exactly one row. Rows add up to ``actor_mailbox_size
+        {actor_class}``; a row whose path is tracked also gets its own
+        ``{actor_class, path}`` series. Untracked actors may be reported one row
+        each or pre-summed with path ``None``. The source may be called from the
+        metrics server's thread. Without a source the family is not exported.
+        """
+        self._size_source = source
+
+    def track_path(self, actor_class: str, path: str) -> None:
+        """Give *path* its own ``actor_mailbox_size`` series (its queue grew past the mark)."""
+        self._tracked_paths[path] = actor_class
+
+    def untrack_path(self, path: str) -> None:
+        """Stop the per-path mailbox size series of *path* (no error if untracked)."""
+        self._tracked_paths.pop(path, None)
+
+    @property
+    def dead_letters_total(self) -> int:
+        """Dead letters recorded so far, all reasons together."""
+        return sum(self._dead_letter_counts.copy().values())
+
+    @property
+    def drops_total(self) -> int:
+        """Messages discarded by overflow policies so far, all actors together."""
+        return sum(self._drop_counts.copy().values())
+
+    def snapshot(self) -> dict[str, Any]:
+        """All counters as plain, JSON-friendly data (mailbox sizes excluded).
+
+        Keys: ``system``, ``sample_every``, ``classes`` ({class: {processed,
+        failed, restarts, started, stopped, sampled, sampled_seconds}}),
+        ``dead_letters`` ({reason: n}), ``dead_letters_total``, ``drops`` (list
+        of {actor_class, path, policy, count}), ``drops_total`` and
+        ``tracked_paths`` ({path: class}).
+        """
+        drops = self._drop_counts.copy()
+        dead_letters = self._dead_letter_counts.copy()
+        return {
+            "system": self.system_name,
+            "sample_every": self._sample_every,
+            "classes": {
+                name: {
+                    "processed": stats.processed,
+                    "failed": stats.failed,
+                    "restarts": stats.restarts,
+                    "started": stats.started,
+                    "stopped": stats.stopped,
+                    "sampled": stats.sampled_count,
+                    "sampled_seconds": stats.sampled_seconds,
+                }
+                for name, stats in sorted(self._class_stats.copy().items())
+            },
+            "dead_letters": dict(sorted(dead_letters.items())),
+            "dead_letters_total": sum(dead_letters.values()),
+            "drops": [
+                {"actor_class": cls, "path": path, "policy": policy, "count": count}
+                for (cls, path, policy), count in sorted(drops.items())
+            ],
+            "drops_total": sum(drops.values()),
+            "tracked_paths": dict(sorted(self._tracked_paths.copy().items())),
+        }
+
+    def __repr__(self) -> str:
+        return f"RuntimeMetrics({self.system_name!r}, sample_every={self._sample_every})"
+
+
+class _RuntimeCollector:
+    """Builds every dovecote metric family from a RuntimeMetrics at scrape time."""
+
+    def __init__(self, metrics: RuntimeMetrics) -> None:
+        self._metrics = metrics
+
+    def describe(self) -> Iterator[Metric]:
+        # Lets the registry reject a second collector that claims one of our names.
+        yield from _new_families()
+        yield _gauge_mailbox_size()
+
+    def collect(self) -> Iterator[Metric]:
+        m = self._metrics
+        stats = sorted(m._class_stats.copy().items())
+        f = _new_families()
+        for name, cls_stats in stats:
+            f.processed.add_metric([name], cls_stats.processed)
+            f.failures.add_metric([name], cls_stats.failed)
+            f.restarts.add_metric([name], cls_stats.restarts)
+            f.started.add_metric([name], cls_stats.started)
+            f.stopped.add_metric([name], cls_stats.stopped)
+            f.seconds.add_metric(
+                [name],
+                [(_le(bound), count) for bound, count in cls_stats.cumulative_buckets()],
+                cls_stats.sampled_seconds,
+            )
+        for reason, count in sorted(m._dead_letter_counts.copy().items()):
+            f.dead_letters.add_metric([reason], count)
+        for (cls, path, policy), count in sorted(m._drop_counts.copy().items()):
+            f.dropped.add_metric([cls, path, policy], count)
+        yield from f
+        sizes = self._mailbox_sizes([name for name, _ in stats])
+        if sizes is not None:
+            yield sizes
+
+    def _mailbox_sizes(self, known_classes: list[str]) -> GaugeMetricFamily | None:
+        source = self._metrics._size_source
+        if source is None:
+            return None
+        totals = dict.fromkeys(known_classes, 0)
+        per_path: dict[tuple[str, str], int] = {}
+        try:
+            rows = list(source())
+            # read after the source ran: it may have tracked new paths just now
+            tracked = self._metrics._tracked_paths.copy()
+            for actor_class, path, size in rows:
+                totals[actor_class] = totals.get(actor_class, 0) + size
+                if path is not None and path in tracked:
+                    key = (actor_class, path)
+                    per_path[key] = per_path.get(key, 0) + size
+        except Exception:
+            # A broken source must not take the other families down with it.
+            _log.exception("mailbox size source failed; actor_mailbox_size skipped")
+            return None
+        family = _gauge_mailbox_size()
+        for actor_class, total in sorted(totals.items()):
+            family.add_metric([actor_class], total)
+        for (actor_class, path), size in sorted(per_path.items()):
+            # Same family, wider label set: only tracked actors get a path label.
+            family.samples.append(
+                Sample(family.name, {"actor_class": actor_class, "path": path}, size)
+            )
+        return family
+
+
+_CLASS = ["actor_class"]
+
+
+class _Families(NamedTuple):
+    processed: CounterMetricFamily
+    failures: CounterMetricFamily
+    restarts: CounterMetricFamily
+    started: CounterMetricFamily
+    stopped: CounterMetricFamily
+    dead_letters: CounterMetricFamily
+    dropped: CounterMetricFamily
+    seconds: HistogramMetricFamily
+
+
+def _new_families() -> _Families:
+    """Fresh, empty families for every metric except the optional mailbox size gauge."""
+    return _Families(
+        processed=CounterMetricFamily(
+            "actor_messages_processed_total",
+            "User messages processed by actors of a class.",
+            labels=_CLASS,
+        ),
+        failures=CounterMetricFamily(
+            "actor_message_failures_total",
+            "User messages whose handler raised, per actor class.",
+            labels=_CLASS,
+        ),
+        restarts=CounterMetricFamily(
+            "actor_restarts_total",
+            "Actor restarts ordered by supervisors, per actor class.",
+            labels=_CLASS,
+        ),
+        started=CounterMetricFamily(
+            "actors_started_total",
+            "Actor incarnations started, per actor class.",
+            labels=_CLASS,
+        ),
+        stopped=CounterMetricFamily(
+            "actors_stopped_total",
+            "Actors stopped for good, per actor class.",
+            labels=_CLASS,
+        ),
+        dead_letters=CounterMetricFamily(
+            "actor_dead_letters_total",
+            "Messages that reached no actor (recipient stopped or stopping), per reason.",
+            labels=["reason"],
+        ),
+        dropped=CounterMetricFamily(
+            "actor_mailbox_dropped_total",
+            "Messages discarded by a bounded mailbox's overflow policy.",
+            labels=["actor_class", "path", "policy"],
+        ),
+        seconds=HistogramMetricFamily(
+            "actor_message_seconds",
+            "Handler duration in seconds for a sample of messages (one in sample_every).",
+            labels=_CLASS,
+        ),
+    )
+
+
+def _gauge_mailbox_size() -> GaugeMetricFamily:
+    return GaugeMetricFamily(
+        "actor_mailbox_size",
+        "Queued user messages, summed per actor class; tracked actors also per path.",
+        labels=_CLASS,
+    )
+
+
+def _le(bound: float) -> str:
+    return "+Inf" if bound == math.inf else repr(bound)
+
+
+def _validated_buckets(buckets: Sequence[float]) -> tuple[float, ...]:
+    try:
+        bounds = tuple(float(b) for b in buckets)
+    except (TypeError, ValueError):
+        raise OptionsError(f"histogram buckets must be numbers, got {buckets!r}") from None
+    if not bounds or not all(math.isfinite(b) and b > 0 for b in bounds):
+        raise OptionsError(f"histogram buckets must be finite and > 0, got {buckets!r}")
+    if any(a >= b for a, b in pairwise(bounds)):
+        raise OptionsError(f"histogram buckets must be strictly increasing, got {buckets!r}")
+    return bounds
