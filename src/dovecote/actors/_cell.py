@@ -272,11 +272,11 @@ class ActorCell(ActorContext):
     # -- replies -----------------------------------------------------------------------------
     def _reply(self, message: Any) -> None:
         env = self._current
-        if env is not None and env.reply is not None:
+        if env is not None and env.sender is not None:
+            env.sender.tell(message, self._ref)
+        elif env is not None and env.reply is not None:
             self._replied = True
             self._system._deliver_reply(env.reply, message, self._ref, self._ref)
-        elif env is not None and env.sender is not None:
-            env.sender.tell(message, self._ref)
         else:
             self._system._dead_letter(message, self._ref, None, DeadLetterReason.NO_RECIPIENT)
 
@@ -287,7 +287,7 @@ class ActorCell(ActorContext):
         sender: ActorRef | None = env.sender
         if sender is not None:
             return sender
-        if env.reply is not None:
+        if env.reply is not None and not hasattr(env, "letter"):
             return ReplyRef(self, env.reply)
         return None
 

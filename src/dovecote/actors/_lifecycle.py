@@ -77,6 +77,8 @@ def spawn(
     children[name] = cell
     if options.dispatcher == "blocking":
         system._enable_threads()
+    if system._mail_provider is not None:
+        system._mail_provider.attach(cell)
     cell._scheduled = True
     cell._call_soon(cell._start)
     return cell._ref
@@ -298,14 +300,17 @@ def _finalize(cell: ActorCell) -> None:
         system._lose(env, cell, DeadLetterReason.QUEUED_AT_STOP)
     old.drain_system()
     cell._actor = None
+    if system._mail_provider is not None:
+        system._mail_provider.detach(cell)
     _death_watch.on_terminated(cell)
     stats = cell._stats
     if stats is not None:
         stats.stopped += 1
     if system.metrics._tracked_paths:
         system.metrics.untrack_path(cell.path)
-    system._publish_lifecycle(ActorStopped, cell)
     parent = cell._parent
+    if parent is not None:  # the /user guardian is not a user actor
+        system._publish_lifecycle(ActorStopped, cell)
     if parent is not None:
         children = parent._children
         if children is not None and children.get(cell._name) is cell:

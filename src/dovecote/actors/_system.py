@@ -27,6 +27,7 @@ from dovecote.observability import ClassStats, RuntimeMetrics, get_logger
 from dovecote.supervision import OneForOneStrategy, SupervisorStrategy
 
 if TYPE_CHECKING:
+    from dovecote.actors._post import ActorMailProvider
     from dovecote.addressing import PostOffice
 
 __all__ = ["ActorSystem"]
@@ -109,6 +110,7 @@ class ActorSystem:
         self._shutting_down = False
         self._done: asyncio.Future[None] = loop.create_future()
         self._post_office: PostOffice | None = None
+        self._mail_provider: ActorMailProvider | None = None
         guardian = ActorCell(
             self, None, "user", "/user", _Guardian, ActorOptions(), Mailbox(), next(self._uids)
         )
@@ -147,7 +149,7 @@ class ActorSystem:
         if self._post_office is None:
             from dovecote.actors._post import make_post_office
 
-            self._post_office = make_post_office(self)
+            self._post_office, self._mail_provider = make_post_office(self)
         return self._post_office
 
     def spawn(
@@ -163,6 +165,16 @@ class ActorSystem:
         to the supervisor, not out of ``spawn``.
         """
         return _lifecycle.spawn(self._guardian, factory, name, options)
+
+    def stop(self, ref: ActorRef) -> None:
+        """Stop ``ref`` now, from outside any actor (like ``context.stop``).
+
+        The message in progress finishes; what is still queued becomes dead letters.
+        Use ``ref.stop()`` instead to let the queue drain first.
+        """
+        if not isinstance(ref, ActorRef):
+            raise TypeError("stop() takes an ActorRef")
+        _lifecycle.request_stop(ref._cell)
 
     def resolve(self, address_or_path: str) -> ActorRef:
         """Find a live actor by path (``/user/a/b``) or address (``mem://sys@host/user/a/b``)."""
@@ -330,9 +342,15 @@ class ActorSystem:
             stream.publish(DeadLetter(message, sender, recipient, reason))
 
     def _lose(self, env: Envelope, cell: ActorCell, reason: str) -> None:
-        """A queued message will never be handled: fail its ask, record a dead letter."""
+        """A queued message will never be handled: fail its ask, record a dead letter.
+
+        A letter from the post office is not lost: failing its delivery puts it back in
+        its address's queue, so it is not a dead letter.
+        """
         if env.reply is not None:
             self._fail_reply(env.reply, cell)
+            if self._mail_provider is not None and hasattr(env, "letter"):
+                return
         self._dead_letter(env.message, env.sender, cell._ref, reason)
 
     def _fail_reply(self, reply: asyncio.Future[Any], cell: ActorCell) -> None:
