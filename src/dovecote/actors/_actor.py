@@ -29,8 +29,6 @@ class Actor:
     answers ``ask``. Every hook and the handler may be plain ``def`` or ``async def``.
     """
 
-    #: The strategy applied to this actor's children (a class attribute or a property).
-    supervisor_strategy: ClassVar[SupervisorStrategy] = _DEFAULT_STRATEGY
     #: Start ``async def`` handlers inline, giving them a task only once they await.
     #: Set False if a handler needs ``asyncio.current_task()`` before its first await
     #: (``asyncio.timeout`` does): every async handler call then gets its own task.
@@ -57,9 +55,17 @@ class Actor:
         """A structlog logger bound with this actor's path and class."""
         return self._cell.log
 
+    @property
+    def supervisor_strategy(self) -> SupervisorStrategy:
+        """The strategy applied to this actor's children.
+
+        Override with a class attribute (``supervisor_strategy = OneForOneStrategy(...)``)
+        or a property. Default: ``OneForOneStrategy()`` (10 restarts a minute).
+        """
+        return _DEFAULT_STRATEGY
+
     def on_receive(self, message: Any) -> Any | Awaitable[Any]:
         """Handle one message; the return value answers ``ask``. Default: ignore it."""
-        self._cell.log.debug("unhandled message", message_type=type(message).__name__)
         return None
 
     def pre_start(self) -> Any:

@@ -48,10 +48,13 @@ def _strategy_for(parent: ActorCell, child: ActorCell) -> SupervisorStrategy:
     override = child._options.supervisor_strategy
     if override is not None:
         return override
+    system = parent._system
+    if parent is system._guardian:
+        return system._guardian_strategy
     actor = parent._actor
     if actor is not None:
         return actor.supervisor_strategy
-    return parent._system._guardian_strategy
+    return system._guardian_strategy
 
 
 def supervise(parent: ActorCell, failed: Failed) -> None:
