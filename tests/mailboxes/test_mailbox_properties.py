@@ -19,6 +19,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 
 from dovecote._errors import MailboxFullError
 from dovecote.mailboxes import (
+    EMPTY,
     BoundedMailbox,
     Envelope,
     ExemptEnvelope,
@@ -27,6 +28,7 @@ from dovecote.mailboxes import (
     PriorityMailbox,
     SystemEnvelope,
 )
+from dovecote.mailboxes._envelope import is_exempt, message_of
 
 WARN_AT = 3
 BAD_TAGS = ("raise", "nan", "text")
@@ -62,12 +64,19 @@ def priority_for(message: tuple[int, Any]) -> Any:
     return tag
 
 
-def model_priority(envelope: Envelope) -> float:
-    """What the mailbox should make of priority_for's answer."""
-    tag = envelope.message[1]
-    if envelope.exempt or tag in BAD_TAGS:
+def model_priority(item: Any) -> float:
+    """What the mailbox should make of priority_for's answer (items may be bare messages)."""
+    tag = message_of(item)[1]
+    if is_exempt(item) or tag in BAD_TAGS:
         return math.inf
     return float(tag)
+
+
+def same(got: Any, expected: Any) -> bool:
+    """A dequeued envelope is the queued one, or wraps the queued bare message."""
+    if isinstance(expected, Envelope):
+        return got is expected
+    return type(got) is Envelope and got.message is expected and got.sender is None
 
 
 class MailboxModelMachine(RuleBasedStateMachine):
@@ -107,7 +116,7 @@ class MailboxModelMachine(RuleBasedStateMachine):
 
     def model_victim(self, incoming: Envelope) -> int | None:
         """Index of the queued message drop-head discards; None: the incoming one goes."""
-        return next((i for i, queued in enumerate(self.user) if not queued.exempt), None)
+        return next((i for i, queued in enumerate(self.user) if not is_exempt(queued)), None)
 
     # -- model bookkeeping ------------------------------------------------------------------
 
@@ -128,21 +137,25 @@ class MailboxModelMachine(RuleBasedStateMachine):
 
     # -- rules ------------------------------------------------------------------------------
 
-    @rule(tag=TAGS, exempt=st.booleans())
-    def enqueue(self, tag: Any, exempt: bool) -> None:
-        envelope = self.envelope(tag, exempt)
+    @rule(tag=TAGS, exempt=st.booleans(), bare=st.booleans())
+    def enqueue(self, tag: Any, exempt: bool, bare: bool = False) -> None:
+        # bare: the runtime's fast path, Mailbox.post(message) with no envelope at all
+        envelope: Any = self.envelope(tag, exempt)
+        if bare and not exempt:
+            envelope = envelope.message
+        put = self.mailbox.post if not isinstance(envelope, Envelope) else self.mailbox.enqueue
         self.enqueued += 1
         full = self.capacity is not None and len(self.user) >= self.capacity
-        if not full or envelope.exempt:
-            self.mailbox.enqueue(envelope)
+        if not full or is_exempt(envelope):
+            put(envelope)
             self.model_insert(envelope)
             self.model_grew()
         elif self.overflow == "reject":
             with pytest.raises(MailboxFullError):
-                self.mailbox.enqueue(envelope)
+                put(envelope)
             self.rejected += 1
         else:
-            self.mailbox.enqueue(envelope)
+            put(envelope)
             self.dropped += 1
             victim = self.model_victim(envelope) if self.overflow == "drop-head" else None
             if victim is not None:
@@ -170,17 +183,27 @@ class MailboxModelMachine(RuleBasedStateMachine):
             assert got.message == self.system.pop(0)
             self.system_delivered += 1
         elif self.user:
-            assert got is self.user.pop(0)
+            assert same(got, self.user.pop(0))
             self.delivered += 1
         else:
             assert got is None
             self.model_found_user_empty()
 
     @rule()
+    def take(self) -> None:
+        got = self.mailbox.take()
+        if self.user:
+            assert got is self.user.pop(0)
+            self.delivered += 1
+        else:
+            assert got is EMPTY
+            self.model_found_user_empty()
+
+    @rule()
     def dequeue_user(self) -> None:
         got = self.mailbox.dequeue_user()
         if self.user:
-            assert got is self.user.pop(0)
+            assert same(got, self.user.pop(0))
             self.delivered += 1
         else:
             assert got is None
@@ -200,7 +223,8 @@ class MailboxModelMachine(RuleBasedStateMachine):
     def stash_next_user_message(self) -> None:
         got = self.mailbox.dequeue_user()
         if self.user:
-            assert got is self.user.pop(0)
+            assert same(got, self.user.pop(0))
+            assert got is not None
             self.stash.append(got)
         else:
             assert got is None
@@ -217,7 +241,8 @@ class MailboxModelMachine(RuleBasedStateMachine):
     @rule()
     def drain_user(self) -> None:
         drained = self.mailbox.drain_user()
-        assert [id(e) for e in drained] == [id(e) for e in self.user]
+        assert len(drained) == len(self.user)
+        assert all(same(got, queued) for got, queued in zip(drained, self.user, strict=True))
         self.delivered += len(drained)
         self.user = []
         self.model_found_user_empty()
@@ -294,14 +319,14 @@ class PriorityMachine(MailboxModelMachine):
             self.user.insert(index, envelope)
 
     def model_victim(self, incoming: Envelope) -> int | None:
-        candidates = [e for e in self.user if not e.exempt]
+        candidates = [e for e in self.user if not is_exempt(e)]
         if not candidates:
             return None
         worst = max(model_priority(e) for e in candidates)
         if model_priority(incoming) > worst:
             return None
         return next(
-            i for i, e in enumerate(self.user) if not e.exempt and model_priority(e) == worst
+            i for i, e in enumerate(self.user) if not is_exempt(e) and model_priority(e) == worst
         )
 
 

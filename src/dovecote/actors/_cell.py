@@ -26,7 +26,7 @@ from dovecote.actors._messages import DeadLetterReason, PoisonPill, Terminated
 from dovecote.actors._ref import ActorRef, ReplyRef
 from dovecote.actors._system_messages import DrainBarrier
 from dovecote.dispatch import CoroutineType, continue_in_task, step_inline
-from dovecote.mailboxes import Envelope, Mailbox
+from dovecote.mailboxes import EMPTY, Envelope, Mailbox
 from dovecote.observability import get_logger
 
 if TYPE_CHECKING:
@@ -69,6 +69,7 @@ class ActorCell(ActorContext):
         "_scheduled",
         "_stash",
         "_stats",
+        "_stepped",
         "_stop_requested",
         "_suspended",
         "_system",
@@ -114,7 +115,8 @@ class ActorCell(ActorContext):
         self._terminating = False
         self._terminated = False
         self._stop_requested = False
-        self._current: Envelope | None = None
+        self._current: Any = EMPTY  # the item being handled (an Envelope or a bare message)
+        self._stepped: Any = None
         self._replied = False
         self._task: asyncio.Future[Any] | None = None
         self._children: dict[str, ActorCell] | None = None
@@ -122,7 +124,7 @@ class ActorCell(ActorContext):
         self._watchers: set[ActorCell] | None = None
         self._watching: set[ActorCell] | None = None
         self._timers: set[Cancellable] | None = None
-        self._stash: list[Envelope] | None = None
+        self._stash: list[Any] | None = None
         self._stats: ClassStats | None = None
         self._class_name = ""
         self._restart_stats: RestartStats | None = None
@@ -151,14 +153,16 @@ class ActorCell(ActorContext):
 
     def _run(self) -> None:
         """One dispatcher turn: system messages first, then up to ``throughput`` user ones."""
-        mailbox = self._mailbox
         system = self._system
         outer = system._running
         system._running = self
         budget = self._throughput
         done = 0
+        # one message in `sample_every` (system-wide) is timed for the histogram
+        countdown = system._sample_countdown
         try:
             while True:
+                mailbox = self._mailbox
                 if mailbox._system is not None:  # documented: None whenever empty
                     sys_env = mailbox.dequeue_system()
                     if sys_env is not None:
@@ -168,22 +172,26 @@ class ActorCell(ActorContext):
                     continue
                 if self._suspended or done >= budget:
                     break
-                env = mailbox.dequeue_user()
-                if env is None:
+                item = mailbox.take()
+                if item is EMPTY:
                     break
                 done += 1
-                if env.exempt:
-                    self._invoke_exempt(env)
-                elif system._sample_countdown > 1:
-                    system._sample_countdown -= 1
-                    self._invoke(env)
+                countdown -= 1
+                if not countdown:
+                    countdown = system._sample_every
+                    self._invoke_timed(item)
+                elif isinstance(item, Envelope):
+                    if item.exempt:
+                        self._invoke_exempt(item)
+                    else:
+                        self._invoke(item)
                 else:
-                    system._sample_countdown = system._sample_every
-                    self._invoke_timed(env)
+                    self._invoke_bare(item)
                 if self._awaiting or self._terminated:
                     return
         finally:
             system._running = outer
+            system._sample_countdown = countdown
             stats = self._stats
             if stats is not None:
                 stats.processed += done
@@ -194,36 +202,65 @@ class ActorCell(ActorContext):
             self._scheduled = False
 
     # -- invoking the handler ----------------------------------------------------------------
-    def _invoke_timed(self, env: Envelope) -> None:
+    def _invoke_timed(self, item: Any) -> None:
         started = _perf()
-        self._invoke(env)
+        if not isinstance(item, Envelope):
+            self._invoke_bare(item)
+        elif item.exempt:
+            self._invoke_exempt(item)
+        else:
+            self._invoke(item)
         if not self._awaiting:
             self._system.metrics.observe_message_seconds(self._class_name, _perf() - started)
+
+    def _invoke_bare(self, message: Any) -> None:
+        """A message told with no sender: the common case, no envelope, no reply."""
+        self._current = message
+        try:
+            result = self._behavior(message)
+            if type(result) is CoroutineType and not self._step(result):
+                return
+        except Exception as error:
+            self._current = EMPTY
+            _fault_handling.handle_failure(self, message, error)
+            return
+        self._current = EMPTY
 
     def _invoke(self, env: Envelope) -> None:
         self._current = env
         try:
             result = self._behavior(env.message)
             if type(result) is CoroutineType:
-                actor = self._actor
-                if actor is not None and not actor.inline_async_start:
-                    self._await(self._system._loop.create_task(result))
+                if not self._step(result):
                     return
-                finished, value = step_inline(result)
-                if not finished:
-                    self._await(continue_in_task(self._system._loop, result, value, _noop))
-                    return
-                result = value
+                result = self._stepped
+                self._stepped = None
         except Exception as error:
-            self._current = None
+            self._current = EMPTY
             _fault_handling.handle_failure(self, env, error)
             return
-        self._current = None
+        self._current = EMPTY
         if env.reply is not None:
             if self._replied:
                 self._replied = False
             else:
                 self._system._deliver_reply(env.reply, result, None, self._ref)
+
+    def _step(self, coro: Any) -> bool:
+        """Run an async handler inline; True if it finished (value in ``_stepped``).
+
+        If it really awaits, a task takes over and False is returned.
+        """
+        actor = self._actor
+        if actor is not None and not actor.inline_async_start:
+            self._await(self._system._loop.create_task(coro))
+            return False
+        finished, value = step_inline(coro)
+        if finished:
+            self._stepped = value
+            return True
+        self._await(continue_in_task(self._system._loop, coro, value, _noop))
+        return False
 
     def _await(self, task: asyncio.Future[Any]) -> None:
         """The handler really awaits: let the task finish it, then continue the turn."""
@@ -232,24 +269,25 @@ class ActorCell(ActorContext):
         task.add_done_callback(self._handler_done)
 
     def _handler_done(self, task: asyncio.Future[Any]) -> None:
-        env = self._current
-        self._current = None
+        item = self._current
+        self._current = EMPTY
         replied = self._replied
         self._replied = False
         self._awaiting = False
         self._task = None
-        if env is not None:
+        reply = item.reply if isinstance(item, Envelope) else None
+        if item is not EMPTY:
             if task.cancelled():
                 # only a forced stop cancels a handler: the asker learns the actor stopped
-                if env.reply is not None:
-                    self._system._fail_reply(env.reply, self)
+                if reply is not None:
+                    self._system._fail_reply(reply, self)
             elif (error := task.exception()) is not None:
                 if isinstance(error, Exception):
-                    _fault_handling.handle_failure(self, env, error)
+                    _fault_handling.handle_failure(self, item, error)
                 else:
                     raise error
-            elif env.reply is not None and not replied:
-                self._system._deliver_reply(env.reply, task.result(), None, self._ref)
+            elif reply is not None and not replied:
+                self._system._deliver_reply(reply, task.result(), None, self._ref)
         if not self._terminated:
             self._run()
 
@@ -272,9 +310,11 @@ class ActorCell(ActorContext):
     # -- replies -----------------------------------------------------------------------------
     def _reply(self, message: Any) -> None:
         env = self._current
-        if env is not None and env.sender is not None:
+        if not isinstance(env, Envelope):
+            self._system._dead_letter(message, self._ref, None, DeadLetterReason.NO_RECIPIENT)
+        elif env.sender is not None:
             env.sender.tell(message, self._ref)
-        elif env is not None and env.reply is not None:
+        elif env.reply is not None:
             self._replied = True
             self._system._deliver_reply(env.reply, message, self._ref, self._ref)
         else:
@@ -282,7 +322,7 @@ class ActorCell(ActorContext):
 
     def _sender(self) -> ActorRef | None:
         env = self._current
-        if env is None:
+        if not isinstance(env, Envelope):
             return None
         sender: ActorRef | None = env.sender
         if sender is not None:
@@ -335,9 +375,9 @@ class ActorCell(ActorContext):
 
     def stash(self) -> None:
         env = self._current
-        if env is None:
+        if env is EMPTY:
             raise RuntimeError("stash() can only be called while handling a message")
-        if env.reply is not None:
+        if isinstance(env, Envelope) and env.reply is not None:
             if env.reply.done():
                 raise RuntimeError("cannot stash a message that was already answered")
             self._replied = True  # the handler's return value must not answer it now

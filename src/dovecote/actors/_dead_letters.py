@@ -27,6 +27,10 @@ class DeadLetterMailbox(Mailbox):
         cell = self._cell
         cell._system._lose(envelope, cell, DeadLetterReason.RECIPIENT_STOPPED)
 
+    def post(self, message: Any) -> None:
+        cell = self._cell
+        cell._system._lose(message, cell, DeadLetterReason.RECIPIENT_STOPPED)
+
     def enqueue_system(self, message: Any, sender: Any = None) -> None:
         return None
 

@@ -5,16 +5,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from dovecote.actors._system_messages import RESUME, Failed, Restart
+from dovecote.mailboxes import Envelope
 from dovecote.supervision import Directive, RestartStats, SupervisorStrategy
 
 if TYPE_CHECKING:
     from dovecote.actors._cell import ActorCell
-    from dovecote.mailboxes import Envelope
 
 __all__ = ["handle_failure", "report", "supervise"]
 
 
-def handle_failure(cell: ActorCell, env: Envelope, error: Exception) -> None:
+def handle_failure(cell: ActorCell, item: Any, error: Exception) -> None:
     """A handler raised: the asker gets the error, the supervisor gets the failure.
 
     The failing message was delivered, so it is neither redelivered nor a dead letter.
@@ -22,11 +22,13 @@ def handle_failure(cell: ActorCell, env: Envelope, error: Exception) -> None:
     stats = cell._stats
     if stats is not None:
         stats.failed += 1
-    cell.log.error("actor failed", message_type=type(env.message).__name__, exc_info=error)
+    env = item if isinstance(item, Envelope) else None
+    message = env.message if env is not None else item
+    cell.log.error("actor failed", message_type=type(message).__name__, exc_info=error)
     # Supervisor first: its turn is queued before the asker wakes, so an asker that
     # catches the error already sees the supervisor's decision applied.
-    report(cell, error, env.message)
-    reply = env.reply
+    report(cell, error, message)
+    reply = env.reply if env is not None else None
     if reply is not None and not reply.done():
         reply.set_exception(error)
 

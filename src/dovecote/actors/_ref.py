@@ -17,6 +17,9 @@ if TYPE_CHECKING:
 __all__ = ["ActorRef"]
 
 _get_ident = threading.get_ident
+# Messages that cannot travel bare: the pill is exempt from overflow; an Envelope told as
+# a message must be wrapped, or the mailbox would mistake it for the runtime's own.
+_NOT_BARE = (type(PoisonPill), Envelope)
 
 
 def _expire(fut: asyncio.Future[Any], ref: ActorRef, message: Any, timeout: float) -> None:
@@ -56,10 +59,13 @@ class ActorRef:
         if ActorRef._threads_in_use and _get_ident() != cell._system._loop_thread:
             cell._system._loop.call_soon_threadsafe(self.tell, message, sender)
             return
-        if message is PoisonPill:
+        if sender is None and not isinstance(message, _NOT_BARE):
+            cell._mailbox.post(message)  # no envelope needed: nothing but the message
+        elif message is PoisonPill:
             self.stop()
             return
-        cell._mailbox.enqueue(Envelope(message, sender))
+        else:
+            cell._mailbox.enqueue(Envelope(message, sender))
         if not cell._scheduled:
             cell._scheduled = True
             cell._call_soon(cell._run)

@@ -341,17 +341,20 @@ class ActorSystem:
         if stream._subs:
             stream.publish(DeadLetter(message, sender, recipient, reason))
 
-    def _lose(self, env: Envelope, cell: ActorCell, reason: str) -> None:
+    def _lose(self, item: Any, cell: ActorCell, reason: str) -> None:
         """A queued message will never be handled: fail its ask, record a dead letter.
 
         A letter from the post office is not lost: failing its delivery puts it back in
         its address's queue, so it is not a dead letter.
         """
-        if env.reply is not None:
-            self._fail_reply(env.reply, cell)
-            if self._mail_provider is not None and hasattr(env, "letter"):
+        if not isinstance(item, Envelope):
+            self._dead_letter(item, None, cell._ref, reason)
+            return
+        if item.reply is not None:
+            self._fail_reply(item.reply, cell)
+            if self._mail_provider is not None and hasattr(item, "letter"):
                 return
-        self._dead_letter(env.message, env.sender, cell._ref, reason)
+        self._dead_letter(item.message, item.sender, cell._ref, reason)
 
     def _fail_reply(self, reply: asyncio.Future[Any], cell: ActorCell) -> None:
         if not reply.done():

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from ._drops import DROP_HEAD, DROP_NEW, MailboxDropReason, OverflowMailbox
 from ._drops import validate_capacity as _validate_capacity
 from ._drops import validate_overflow as _validate_overflow
-from ._envelope import Envelope
+from ._envelope import Envelope, is_exempt
 
 __all__ = ["BoundedMailbox"]
 
@@ -54,7 +56,17 @@ class BoundedMailbox(OverflowMailbox):
         if len(user) >= self._next_warn:
             self._grew(len(user))
 
-    def _enqueue_full(self, envelope: Envelope) -> None:
+    def post(self, message: Any) -> None:
+        """Queue a bare message (see :meth:`Mailbox.post`), applying the policy if full."""
+        user = self._user
+        if len(user) >= self._capacity:
+            self._enqueue_full(message)
+            return
+        user.append(message)
+        if len(user) >= self._next_warn:
+            self._grew(len(user))
+
+    def _enqueue_full(self, envelope: Any) -> None:
         """Apply the overflow policy. The size never grows here, so no growth check."""
         overflow = self._overflow
         if overflow == DROP_NEW:
@@ -63,11 +75,11 @@ class BoundedMailbox(OverflowMailbox):
         if overflow != DROP_HEAD:
             self._reject()
         user = self._user
-        if not user[0].exempt:
+        if not is_exempt(user[0]):
             user.popleft()
             user.append(envelope)
         else:
-            victim = next((i for i, queued in enumerate(user) if not queued.exempt), None)
+            victim = next((i for i, queued in enumerate(user) if not is_exempt(queued)), None)
             if victim is not None:
                 del user[victim]
                 user.append(envelope)

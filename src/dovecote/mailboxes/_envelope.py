@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-__all__ = ["Envelope", "ExemptEnvelope", "SystemEnvelope"]
+__all__ = [
+    "EMPTY",
+    "Envelope",
+    "ExemptEnvelope",
+    "SystemEnvelope",
+    "as_envelope",
+    "is_exempt",
+    "message_of",
+]
 
 
 class Envelope:
@@ -49,3 +57,31 @@ class SystemEnvelope(Envelope):
 
     exempt: ClassVar[bool] = True
     system: ClassVar[bool] = True
+
+
+class _Empty:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "EMPTY"
+
+
+#: Returned by ``Mailbox.take()`` when the user queue is empty (``None`` is a valid message).
+EMPTY: Any = _Empty()
+
+
+# A user queue holds *items*: an Envelope, or a bare message that was posted with no
+# sender and no reply (``Mailbox.post``), which saves an allocation per message.
+def is_exempt(item: Any) -> bool:
+    """True if ``item`` is an envelope exempt from overflow policies."""
+    return isinstance(item, Envelope) and item.exempt
+
+
+def message_of(item: Any) -> Any:
+    """The message an item carries."""
+    return item.message if isinstance(item, Envelope) else item
+
+
+def as_envelope(item: Any) -> Envelope:
+    """``item`` as an Envelope (a bare message gets one, with no sender)."""
+    return item if isinstance(item, Envelope) else Envelope(item)

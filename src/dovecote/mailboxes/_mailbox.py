@@ -8,7 +8,7 @@ from typing import Any, ClassVar, TypeVar
 
 import structlog
 
-from ._envelope import Envelope, SystemEnvelope
+from ._envelope import EMPTY, Envelope, SystemEnvelope, as_envelope
 
 __all__ = ["Mailbox"]
 
@@ -80,13 +80,31 @@ class Mailbox:
         if len(user) >= self._next_warn:
             self._grew(len(user))
 
-    def dequeue_user(self) -> Envelope | None:
-        """Remove and return the next user message, or ``None`` if there is none."""
+    def post(self, message: Any) -> None:
+        """Queue a bare ``message`` (no sender, no reply) without wrapping it in an Envelope.
+
+        The runtime's fast path for ``tell``: no allocation per message. ``message`` must
+        not itself be an :class:`Envelope` (wrap such a message first). Same overflow and
+        growth rules as :meth:`enqueue`.
+        """
+        user = self._user
+        user.append(message)
+        if len(user) >= self._next_warn:
+            self._grew(len(user))
+
+    def take(self) -> Any:
+        """Remove and return the next user *item* (an Envelope or a bare posted message),
+        or :data:`EMPTY`. The runtime's fast path; :meth:`dequeue_user` wraps the result."""
         user = self._user
         if user:
             return user.popleft()
         self._next_warn = self.warn_threshold
-        return None
+        return EMPTY
+
+    def dequeue_user(self) -> Envelope | None:
+        """Remove and return the next user message, or ``None`` if there is none."""
+        item = self.take()
+        return None if item is EMPTY else as_envelope(item)
 
     def prepend_user(self, envelopes: Iterable[Envelope]) -> None:
         """Put ``envelopes`` back at the front of the user queue, keeping their order (unstash).
@@ -101,7 +119,7 @@ class Mailbox:
 
     def drain_user(self) -> list[Envelope]:
         """Remove and return every user message, in the order they would be dequeued."""
-        drained = list(self._user)
+        drained = [as_envelope(item) for item in self._user]
         self._user.clear()
         self._next_warn = self.warn_threshold
         return drained
@@ -156,11 +174,7 @@ class Mailbox:
         """Remove and return the next message: a system message if any, else a user one."""
         if self._system is not None:
             return self.dequeue_system()
-        user = self._user
-        if user:
-            return user.popleft()
-        self._next_warn = self.warn_threshold
-        return None
+        return self.dequeue_user()
 
     def __len__(self) -> int:
         """Number of queued messages, system and user."""

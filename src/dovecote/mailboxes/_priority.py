@@ -14,12 +14,16 @@ from dovecote._errors import OptionsError
 from ._drops import DROP_HEAD, DROP_NEW, MailboxDropReason, OverflowMailbox
 from ._drops import validate_capacity as _validate_capacity
 from ._drops import validate_overflow as _validate_overflow
-from ._envelope import Envelope
+from ._envelope import EMPTY, Envelope, as_envelope, is_exempt, message_of
 from ._mailbox import log
 
 __all__ = ["PriorityMailbox"]
 
-_Entry = tuple[float, int, Envelope]  # (priority, sequence number, envelope)
+_Entry = tuple[float, int, Any]  # (priority, sequence number, item)
+
+
+def _order(entry: _Entry) -> tuple[float, int]:
+    return entry[0], entry[1]
 
 
 class PriorityMailbox(OverflowMailbox):
@@ -89,7 +93,18 @@ class PriorityMailbox(OverflowMailbox):
         if len(heap) >= self._next_warn:
             self._grew(len(heap))
 
-    def _enqueue_full(self, envelope: Envelope) -> None:
+    def post(self, message: Any) -> None:
+        """Queue a bare message (see :meth:`Mailbox.post`) in its priority tier."""
+        heap = self._heap
+        if len(heap) >= self._capacity:
+            self._enqueue_full(message)
+            return
+        self._seq = seq = self._seq + 1
+        heappush(heap, (self._priority_of(message), seq, message))
+        if len(heap) >= self._next_warn:
+            self._grew(len(heap))
+
+    def _enqueue_full(self, envelope: Any) -> None:
         """Apply the overflow policy. The size never grows here, so no growth check."""
         overflow = self._overflow
         if overflow == DROP_NEW:
@@ -103,7 +118,7 @@ class PriorityMailbox(OverflowMailbox):
         worst: float = -math.inf
         worst_seq = 0
         for index, (queued_priority, seq, queued) in enumerate(heap):
-            if queued.exempt:
+            if is_exempt(queued):
                 continue
             if (
                 victim < 0
@@ -120,12 +135,16 @@ class PriorityMailbox(OverflowMailbox):
             heappush(heap, (priority, seq, envelope))
         self._count_drop(MailboxDropReason.DROP_HEAD)
 
-    def _priority_of(self, envelope: Envelope) -> float:
-        """The heap key for ``envelope``: ``priority_for(message)``, or inf if exempt or bad."""
-        if envelope.exempt:
-            return math.inf
+    def _priority_of(self, envelope: Any) -> float:
+        """The heap key for an item: ``priority_for(message)``, or inf if exempt or bad."""
+        if isinstance(envelope, Envelope):
+            if envelope.exempt:
+                return math.inf
+            message = envelope.message
+        else:
+            message = envelope
         try:
-            priority = self._priority_for(envelope.message)
+            priority = self._priority_for(message)
         except Exception as error:
             self._bad_priority(envelope, error, "priority_for raised")
             return math.inf
@@ -137,24 +156,29 @@ class PriorityMailbox(OverflowMailbox):
         self._bad_priority(envelope, None, f"priority_for returned {priority!r}, not a number")
         return math.inf
 
-    def _bad_priority(self, envelope: Envelope, error: Exception | None, problem: str) -> None:
+    def _bad_priority(self, envelope: Any, error: Exception | None, problem: str) -> None:
         if self._bad_priority_logged:
             return
         self._bad_priority_logged = True
         log.error(
             f"{problem}; message queued at the lowest priority (further failures not logged)",
             owner=self.owner,
-            message_type=type(envelope.message).__qualname__,
+            message_type=type(message_of(envelope)).__qualname__,
             exc_info=error,
         )
 
-    def dequeue_user(self) -> Envelope | None:
-        """Remove and return the most urgent user message, or ``None`` if there is none."""
+    def take(self) -> Any:
+        """Remove and return the most urgent user item, or :data:`EMPTY`."""
         heap = self._heap
         if heap:
             return heappop(heap)[2]
         self._next_warn = self.warn_threshold
-        return None
+        return EMPTY
+
+    def dequeue_user(self) -> Envelope | None:
+        """Remove and return the most urgent user message, or ``None`` if there is none."""
+        item = self.take()
+        return None if item is EMPTY else as_envelope(item)
 
     def dequeue(self) -> Envelope | None:
         """Remove and return the next message: a system message if any, else a user one."""
@@ -179,7 +203,7 @@ class PriorityMailbox(OverflowMailbox):
 
     def drain_user(self) -> list[Envelope]:
         """Remove and return every user message, in the order they would be dequeued."""
-        drained = [entry[2] for entry in sorted(self._heap)]
+        drained = [as_envelope(entry[2]) for entry in sorted(self._heap, key=_order)]
         self._heap.clear()
         self._next_warn = self.warn_threshold
         return drained
