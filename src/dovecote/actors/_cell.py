@@ -21,12 +21,13 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from dovecote.actors import _death_watch, _fault_handling, _lifecycle, _timers
+from dovecote.actors import _ref as _ref_module
 from dovecote.actors._context import ActorContext
 from dovecote.actors._messages import DeadLetterReason, PoisonPill, Terminated
 from dovecote.actors._ref import ActorRef, ReplyRef
 from dovecote.actors._system_messages import DrainBarrier
 from dovecote.dispatch import CoroutineType, continue_in_task, step_inline
-from dovecote.mailboxes import EMPTY, Envelope, Mailbox
+from dovecote.mailboxes import EMPTY, Envelope, ExemptEnvelope, Mailbox
 from dovecote.observability import get_logger
 
 if TYPE_CHECKING:
@@ -43,6 +44,16 @@ __all__ = ["ActorCell", "BlockingActorCell"]
 
 _perf = time.perf_counter
 
+# Exact types the runtime puts in user queues; anything else there is a bare message.
+_ENVELOPES: frozenset[type] = frozenset({Envelope, ExemptEnvelope})
+
+
+def register_envelope_type(kind: type) -> None:
+    """Tell the dispatcher (and ``tell``) that ``kind`` is a runtime envelope class."""
+    global _ENVELOPES
+    _ENVELOPES = _ENVELOPES | {kind}
+    _ref_module._NOT_BARE = _ref_module._NOT_BARE | {kind}
+
 
 class ActorCell(ActorContext):
     """The runtime half of an actor; it is also the actor's :class:`ActorContext`."""
@@ -52,7 +63,6 @@ class ActorCell(ActorContext):
         "_awaiting",
         "_behavior",
         "_behavior_stack",
-        "_call_soon",
         "_children",
         "_children_waiter",
         "_class_name",
@@ -63,6 +73,7 @@ class ActorCell(ActorContext):
         "_name",
         "_options",
         "_parent",
+        "_queue",
         "_ref",
         "_replied",
         "_restart_stats",
@@ -104,7 +115,7 @@ class ActorCell(ActorContext):
         self._mailbox = mailbox
         self._uid = uid
         self._ref = ActorRef(self)
-        self._call_soon = system._loop.call_soon
+        self._queue = mailbox._user if type(mailbox) is Mailbox else None
         self._throughput = options.throughput or system._throughput
         self._actor: Actor | None = None
         self._behavior: Callable[[Any], Any] = _not_started
@@ -158,8 +169,6 @@ class ActorCell(ActorContext):
         system._running = self
         budget = self._throughput
         done = 0
-        # one message in `sample_every` (system-wide) is timed for the histogram
-        countdown = system._sample_countdown
         try:
             while True:
                 mailbox = self._mailbox
@@ -172,34 +181,68 @@ class ActorCell(ActorContext):
                     continue
                 if self._suspended or done >= budget:
                     break
-                item = mailbox.take()
-                if item is EMPTY:
-                    break
-                done += 1
-                countdown -= 1
-                if not countdown:
-                    countdown = system._sample_every
-                    self._invoke_timed(item)
-                elif isinstance(item, Envelope):
-                    if item.exempt:
-                        self._invoke_exempt(item)
-                    else:
-                        self._invoke(item)
-                else:
-                    self._invoke_bare(item)
+                done, empty = self._drain(mailbox, done, budget)
                 if self._awaiting or self._terminated:
                     return
+                if empty:
+                    break
         finally:
             system._running = outer
-            system._sample_countdown = countdown
+            if not self._awaiting:
+                self._current = EMPTY
             stats = self._stats
             if stats is not None:
                 stats.processed += done
         mailbox = self._mailbox
         if mailbox._system is not None or (not self._suspended and mailbox.user_count):
-            self._call_soon(self._run)
+            system._call_soon(self._run)
         else:
             self._scheduled = False
+
+    def _drain(self, mailbox: Mailbox, done: int, budget: int) -> tuple[int, bool]:
+        """Handle user messages until the budget is spent, the queue is empty (``True``),
+        or something needs the outer loop: a system message, a failure, an await."""
+        system = self._system
+        countdown = system._sample_countdown  # one message in `sample_every` is timed
+        queue = self._queue
+        try:
+            while done < budget:
+                if queue is not None:  # plain Mailbox: straight from its deque
+                    if not queue:
+                        mailbox.take()  # re-arms the growth warning
+                        return done, True
+                    item = queue.popleft()
+                else:
+                    item = mailbox.take()
+                    if item is EMPTY:
+                        return done, True
+                done += 1
+                countdown -= 1
+                if countdown and type(item) not in _ENVELOPES:
+                    # the common case, inline: a message told with no sender
+                    self._current = item
+                    try:
+                        result = self._behavior(item)
+                        if type(result) is CoroutineType and not self._step(result):
+                            return done, False
+                    except Exception as error:
+                        _fault_handling.handle_failure(self, item, error)
+                        return done, False
+                else:
+                    if not countdown:
+                        countdown = system._sample_every
+                        self._invoke_timed(item)
+                    elif item.exempt:
+                        self._invoke_exempt(item)
+                    else:
+                        self._invoke(item)
+                    if self._awaiting or self._terminated or self._suspended:
+                        return done, False
+                if mailbox._system is not None:
+                    return done, False
+            return done, False
+        finally:
+            system._sample_countdown = countdown
 
     # -- invoking the handler ----------------------------------------------------------------
     def _invoke_timed(self, item: Any) -> None:
@@ -392,7 +435,7 @@ class ActorCell(ActorContext):
             self._mailbox.prepend_user(stash)
             if not self._scheduled:
                 self._scheduled = True
-                self._call_soon(self._run)
+                self._system._call_soon(self._run)
 
     def become(self, handler: Callable[[Any], Any], *, discard_old: bool = True) -> None:
         if not callable(handler):
@@ -433,13 +476,13 @@ class ActorCell(ActorContext):
         self._mailbox.enqueue_system(message)
         if not self._scheduled:
             self._scheduled = True
-            self._call_soon(self._run)
+            self._system._call_soon(self._run)
 
     def _enqueue(self, env: Envelope) -> None:
         self._mailbox.enqueue(env)
         if not self._scheduled:
             self._scheduled = True
-            self._call_soon(self._run)
+            self._system._call_soon(self._run)
 
 
 def _noop(_: object) -> None:

@@ -80,7 +80,7 @@ def spawn(
     if system._mail_provider is not None:
         system._mail_provider.attach(cell)
     cell._scheduled = True
-    cell._call_soon(cell._start)
+    system._call_soon(cell._start)
     return cell._ref
 
 
@@ -221,8 +221,8 @@ def _recreate(cell: ActorCell, error: BaseException) -> None:
     except Exception:
         cell.log.exception("mailbox factory failed on restart; keeping the old mailbox")
         mailbox = old
-    system._attach_mailbox(cell, mailbox)
     cell._mailbox = mailbox
+    system._attach_mailbox(cell, mailbox)
     for env in system_msgs:
         mailbox.enqueue_system(env.message)
     for env in queued:
@@ -293,6 +293,7 @@ def _finalize(cell: ActorCell) -> None:
     cell._scheduled = True  # never scheduled again: the sink below takes every message
     old = cell._mailbox
     cell._mailbox = DeadLetterMailbox(cell)
+    cell._queue = None
     for env in cell._stash or ():
         system._lose(env, cell, DeadLetterReason.QUEUED_AT_STOP)
     cell._stash = None

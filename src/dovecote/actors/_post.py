@@ -14,6 +14,7 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from dovecote._errors import ActorNotFoundError, ActorStoppedError, MailboxFullError
+from dovecote.actors._cell import register_envelope_type
 from dovecote.addressing import (
     MailAddress,
     MailMessage,
@@ -46,6 +47,9 @@ class LetterEnvelope(Envelope):
     def __init__(self, message: Any, sender: Any, reply: Any, letter: MailMessage) -> None:
         super().__init__(message, sender, reply)
         self.letter = letter
+
+
+register_envelope_type(LetterEnvelope)
 
 
 class _DeliverToActor:

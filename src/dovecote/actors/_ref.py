@@ -17,9 +17,18 @@ if TYPE_CHECKING:
 __all__ = ["ActorRef"]
 
 _get_ident = threading.get_ident
-# Messages that cannot travel bare: the pill is exempt from overflow; an Envelope told as
-# a message must be wrapped, or the mailbox would mistake it for the runtime's own.
-_NOT_BARE = (type(PoisonPill), Envelope)
+# Exact types that cannot travel bare: the pill is exempt from overflow; a runtime envelope
+# told as a message must be wrapped, or the dispatcher would mistake it for its own.
+_NOT_BARE: frozenset[type] = frozenset({type(PoisonPill), Envelope, ExemptEnvelope})
+# Flipped on (process-wide) once a blocking-dispatcher actor exists, so that tells made
+# from worker threads hop onto the loop; one global read otherwise.
+_threads_in_use = False
+
+
+def enable_threads() -> None:
+    """Make tell/stop/replies safe to call from worker threads (blocking dispatcher)."""
+    global _threads_in_use
+    _threads_in_use = True
 
 
 def _expire(fut: asyncio.Future[Any], ref: ActorRef, message: Any, timeout: float) -> None:
@@ -41,10 +50,6 @@ class ActorRef:
 
     __slots__ = ("_cell",)
 
-    # Flipped on (process-wide) once a blocking-dispatcher actor exists, so that tells
-    # made from worker threads hop onto the loop; costs one class-attribute read otherwise.
-    _threads_in_use = False
-
     def __init__(self, cell: ActorCell) -> None:
         self._cell = cell
 
@@ -56,19 +61,36 @@ class ActorRef:
         To a stopped actor the message becomes a DeadLetter.
         """
         cell = self._cell
-        if ActorRef._threads_in_use and _get_ident() != cell._system._loop_thread:
+        if sender is None and type(message) not in _NOT_BARE and not _threads_in_use:
+            queue = cell._queue
+            if queue is not None:  # plain Mailbox: append to its deque, no envelope
+                queue.append(message)
+                if len(queue) >= cell._mailbox._next_warn:
+                    cell._mailbox._grew(len(queue))
+            else:
+                cell._mailbox.post(message)
+        else:
+            self._tell_slow(message, sender)
+            return
+        if not cell._scheduled:
+            cell._scheduled = True
+            cell._system._call_soon(cell._run)
+
+    def _tell_slow(self, message: Any, sender: ActorRef | None) -> None:
+        cell = self._cell
+        if _threads_in_use and _get_ident() != cell._system._loop_thread:
             cell._system._loop.call_soon_threadsafe(self.tell, message, sender)
             return
-        if sender is None and not isinstance(message, _NOT_BARE):
-            cell._mailbox.post(message)  # no envelope needed: nothing but the message
-        elif message is PoisonPill:
+        if message is PoisonPill:
             self.stop()
             return
+        if sender is None and type(message) not in _NOT_BARE:
+            cell._mailbox.post(message)
         else:
             cell._mailbox.enqueue(Envelope(message, sender))
         if not cell._scheduled:
             cell._scheduled = True
-            cell._call_soon(cell._run)
+            cell._system._call_soon(cell._run)
 
     async def ask(self, message: Any, timeout: float = 5.0) -> Any:
         """Send ``message`` and wait for the handler's return value (or context.reply).
@@ -95,7 +117,7 @@ class ActorRef:
         cell._mailbox.enqueue(Envelope(message, None, fut))
         if not cell._scheduled:
             cell._scheduled = True
-            cell._call_soon(cell._run)
+            cell._system._call_soon(cell._run)
         handle = loop.call_later(timeout, _expire, fut, self, message, timeout)
         try:
             return await fut
@@ -108,13 +130,13 @@ class ActorRef:
         The pill is exempt from overflow policies, so this never raises and is never lost.
         """
         cell = self._cell
-        if ActorRef._threads_in_use and _get_ident() != cell._system._loop_thread:
+        if _threads_in_use and _get_ident() != cell._system._loop_thread:
             cell._system._loop.call_soon_threadsafe(self.stop)
             return
         cell._mailbox.enqueue(ExemptEnvelope(PoisonPill, None))
         if not cell._scheduled:
             cell._scheduled = True
-            cell._call_soon(cell._run)
+            cell._system._call_soon(cell._run)
 
     # -- identity ----------------------------------------------------------------------------
     @property

@@ -11,7 +11,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from dovecote._errors import ActorNotFoundError, ActorStoppedError, DovecoteError
-from dovecote.actors import _lifecycle
+from dovecote.actors import _lifecycle, _ref
 from dovecote.actors._actor import Actor
 from dovecote.actors._cell import ActorCell
 from dovecote.actors._clock import Clock
@@ -19,7 +19,7 @@ from dovecote.actors._event_stream import EventStream
 from dovecote.actors._messages import DeadLetter, DeadLetterReason
 from dovecote.actors._names import NAME_PATTERN
 from dovecote.actors._options import ActorOptions
-from dovecote.actors._ref import ActorRef
+from dovecote.actors._ref import ActorRef, enable_threads
 from dovecote.actors._system_messages import TERMINATE, DrainBarrier
 from dovecote.dispatch import DEFAULT_THROUGHPUT, BlockingExecutor
 from dovecote.mailboxes import Envelope, ExemptEnvelope, Mailbox, MailboxDropReason
@@ -93,6 +93,7 @@ class ActorSystem:
         self._host = host.lower()
         self._loop = loop
         self._loop_thread = threading.get_ident()
+        self._call_soon = loop.call_soon
         self._throughput = throughput
         self._guardian_strategy = guardian_strategy or OneForOneStrategy()
         self.clock = clock or Clock()
@@ -292,12 +293,13 @@ class ActorSystem:
 
     def _attach_mailbox(self, cell: ActorCell, mailbox: Mailbox) -> None:
         mailbox.owner = cell.path
+        cell._queue = mailbox._user if type(mailbox) is Mailbox else None
         observe = getattr(mailbox, "observe_drops", None)
         if observe is not None:
             observe(_DropCounter(cell))
 
     def _enable_threads(self) -> None:
-        ActorRef._threads_in_use = True
+        enable_threads()
 
     def _mailbox_sizes(self) -> list[tuple[str, str | None, int]]:
         # Called at scrape time, possibly from the metrics server's thread: copy first,
@@ -367,7 +369,7 @@ class ActorSystem:
         sender: ActorRef | None,
         recipient: ActorRef | None,
     ) -> None:
-        if ActorRef._threads_in_use and threading.get_ident() != self._loop_thread:
+        if _ref._threads_in_use and threading.get_ident() != self._loop_thread:
             self._loop.call_soon_threadsafe(self._deliver_reply, reply, value, sender, recipient)
             return
         if reply.done():
