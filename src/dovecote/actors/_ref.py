@@ -7,7 +7,7 @@ import math
 import threading
 from typing import TYPE_CHECKING, Any
 
-from dovecote._errors import ActorStoppedError, AskDeadlockError, AskTimeoutError
+from dovecote._errors import ActorStoppedError, AskDeadlockError
 from dovecote.actors._messages import PoisonPill
 from dovecote.mailboxes import Envelope, ExemptEnvelope
 
@@ -31,14 +31,7 @@ def enable_threads() -> None:
     _threads_in_use = True
 
 
-def _expire(fut: asyncio.Future[Any], ref: ActorRef, message: Any, timeout: float) -> None:
-    if not fut.done():
-        fut.set_exception(
-            AskTimeoutError(
-                f"ask to {ref.path} timed out after {timeout:g}s waiting for a reply to "
-                f"a {type(message).__name__} message"
-            )
-        )
+_INF = math.inf
 
 
 class ActorRef:
@@ -99,7 +92,7 @@ class ActorRef:
         ``timeout`` seconds, :class:`ActorStoppedError` if the actor is or becomes
         stopped first, :class:`AskDeadlockError` when an actor asks itself.
         """
-        if not (isinstance(timeout, (int, float)) and timeout > 0 and not math.isnan(timeout)):
+        if not timeout > 0:  # also rejects NaN
             raise ValueError(f"ask timeout must be a positive number of seconds, got {timeout!r}")
         cell = self._cell
         if cell._terminated:
@@ -112,17 +105,14 @@ class ActorRef:
                 f"{cell.path} asked itself from inside its own handler; the reply could only "
                 "come after the handler returns. Use tell, or context.reply."
             )
-        loop = system._loop
-        fut: asyncio.Future[Any] = loop.create_future()
-        cell._mailbox.enqueue(Envelope(message, None, fut))
+        future: asyncio.Future[Any] = system._loop.create_future()
+        cell._mailbox.enqueue(Envelope(message, None, future))
         if not cell._scheduled:
             cell._scheduled = True
-            cell._system._call_soon(cell._run)
-        handle = loop.call_later(timeout, _expire, fut, self, message, timeout)
-        try:
-            return await fut
-        finally:
-            handle.cancel()
+            system._call_soon(cell._run)
+        if timeout != _INF:
+            system._ask_timeouts.track(future, self, message, timeout)
+        return await future
 
     def stop(self) -> None:
         """Graceful stop: a PoisonPill behind the messages already queued.

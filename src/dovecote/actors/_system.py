@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from dovecote._errors import ActorNotFoundError, ActorStoppedError, DovecoteError
 from dovecote.actors import _lifecycle, _ref
 from dovecote.actors._actor import Actor
+from dovecote.actors._ask_timeouts import AskTimeouts
 from dovecote.actors._cell import ActorCell
 from dovecote.actors._clock import Clock
 from dovecote.actors._event_stream import EventStream
@@ -94,6 +95,7 @@ class ActorSystem:
         self._loop = loop
         self._loop_thread = threading.get_ident()
         self._call_soon = loop.call_soon
+        self._ask_timeouts = AskTimeouts(loop)
         self._throughput = throughput
         self._guardian_strategy = guardian_strategy or OneForOneStrategy()
         self.clock = clock or Clock()
@@ -235,6 +237,7 @@ class ActorSystem:
                         task.cancel()
                 await asyncio.wait_for(asyncio.shield(self._done), 1.0)
         finally:
+            self._ask_timeouts.close()
             self._blocking.shutdown()
             if self._post_office is not None:
                 await self._post_office.stop()

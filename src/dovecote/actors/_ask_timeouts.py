@@ -1,0 +1,85 @@
+"""Ask timeouts without a timer handle per ask.
+
+``loop.call_later`` plus ``cancel`` costs a few microseconds, a large share of an
+``ask`` round trip. Asks with the same timeout expire in the order they were made,
+so each distinct timeout value gets a FIFO of ``(deadline, future, ...)`` and at
+most one armed timer, for its oldest entry. Finished asks are pruned from the
+front as new ones arrive (asks mostly finish in order), so a queue stays short.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from typing import TYPE_CHECKING, Any
+
+from dovecote._errors import AskTimeoutError
+
+if TYPE_CHECKING:
+    from dovecote.actors._ref import ActorRef
+
+__all__ = ["AskTimeouts"]
+
+_Entry = tuple[float, "asyncio.Future[Any]", "ActorRef", type, float]
+
+
+class _Lane:
+    """All pending asks that share one timeout value."""
+
+    __slots__ = ("entries", "timer")
+
+    def __init__(self) -> None:
+        self.entries: deque[_Entry] = deque()
+        self.timer: asyncio.TimerHandle | None = None
+
+
+class AskTimeouts:
+    """Expires pending asks of one actor system."""
+
+    __slots__ = ("_lanes", "_loop")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._lanes: dict[float, _Lane] = {}
+
+    def track(
+        self, future: asyncio.Future[Any], ref: ActorRef, message: Any, timeout: float
+    ) -> None:
+        """Fail ``future`` with AskTimeoutError if it is still pending after ``timeout``."""
+        lane = self._lanes.get(timeout)
+        if lane is None:
+            lane = self._lanes[timeout] = _Lane()
+        entries = lane.entries
+        while entries and entries[0][1].done():
+            entries.popleft()
+        entries.append((self._loop.time() + timeout, future, ref, type(message), timeout))
+        if lane.timer is None:
+            lane.timer = self._loop.call_at(entries[0][0], self._expire, lane)
+
+    def _expire(self, lane: _Lane) -> None:
+        lane.timer = None
+        entries = lane.entries
+        now = self._loop.time()
+        while entries:
+            deadline, future, ref, message_type, timeout = entries[0]
+            if future.done():
+                entries.popleft()
+                continue
+            if deadline > now:
+                lane.timer = self._loop.call_at(deadline, self._expire, lane)
+                return
+            entries.popleft()
+            future.set_exception(
+                AskTimeoutError(
+                    f"ask to {ref.path} timed out after {timeout:g}s waiting for a reply to "
+                    f"a {message_type.__name__} message"
+                )
+            )
+
+    def close(self) -> None:
+        """Cancel the timers (pending asks are failed by the actors stopping)."""
+        for lane in self._lanes.values():
+            if lane.timer is not None:
+                lane.timer.cancel()
+                lane.timer = None
+        self._lanes.clear()
