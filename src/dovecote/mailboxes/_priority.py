@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import sys
+from collections import deque
 from collections.abc import Callable, Iterable
 from heapq import heapify, heappop, heappush
 from numbers import Real
@@ -18,13 +19,6 @@ from ._envelope import EMPTY, Envelope, as_envelope, is_exempt, message_of
 from ._mailbox import log
 
 __all__ = ["PriorityMailbox"]
-
-_Entry = tuple[float, int, Any]  # (priority, sequence number, item)
-
-
-def _order(entry: _Entry) -> tuple[float, int]:
-    return entry[0], entry[1]
-
 
 class PriorityMailbox(OverflowMailbox):
     """User messages come out lowest ``priority_for(message)`` first, FIFO within a priority.
@@ -46,14 +40,18 @@ class PriorityMailbox(OverflowMailbox):
 
     Discards are counted in :attr:`dropped_count` and reported to drop observers, exactly as
     for :class:`BoundedMailbox`; exempt envelopes and :meth:`prepend_user` are never limited.
-    Backed by a binary heap: O(log n) enqueue and dequeue, O(n) for a drop-head discard.
+
+    Each distinct priority value is a FIFO tier (a deque) and a small heap orders the
+    values: enqueue and dequeue are O(1) plus O(log k) when a tier appears or empties, for
+    k distinct priorities queued. Suited to a modest number of distinct priorities (kinds,
+    levels); many distinct values (e.g. deadlines) work but cost a deque per value queued.
     """
 
-    __slots__ = ("_bad_priority_logged", "_front", "_heap", "_priority_for", "_seq")
+    __slots__ = ("_bad_priority_logged", "_order", "_priority_for", "_size", "_tiers")
 
-    _heap: list[_Entry]
-    _seq: int  # last number handed to enqueue; counts up from 0
-    _front: int  # last number handed to prepend_user; counts down from 0
+    _tiers: dict[float, deque[Any]]
+    _order: list[float]  # heap of the priorities that currently have a tier
+    _size: int
     _priority_for: Callable[[Any], float]
     _bad_priority_logged: bool
 
@@ -67,14 +65,14 @@ class PriorityMailbox(OverflowMailbox):
             raise OptionsError(f"priority_for must be callable, got {priority_for!r}")
         limit = sys.maxsize if capacity is None else _validate_capacity(capacity)
         overflow = _validate_overflow(overflow)
-        # The heap replaces the base class's user deque, so Mailbox.__init__ is skipped on
+        # The tiers replace the base class's user deque, so Mailbox.__init__ is skipped on
         # purpose (an empty deque costs ~760 bytes); every user-queue method is overridden.
         self._init_common()
         self._init_overflow(limit, overflow)
         self._priority_for = priority_for
-        self._heap = []
-        self._seq = 0
-        self._front = 0
+        self._tiers = {}
+        self._order = []
+        self._size = 0
         self._bad_priority_logged = False
 
     @property
@@ -82,27 +80,38 @@ class PriorityMailbox(OverflowMailbox):
         """The most user messages admitted without applying the policy; ``None``: unbounded."""
         return None if self._capacity == sys.maxsize else self._capacity
 
-    def enqueue(self, envelope: Envelope) -> None:
-        """Queue ``envelope`` in its priority tier, applying the overflow policy if full."""
-        heap = self._heap
-        if len(heap) >= self._capacity and not envelope.exempt:
-            self._enqueue_full(envelope)
-            return
-        self._seq = seq = self._seq + 1
-        heappush(heap, (self._priority_of(envelope), seq, envelope))
-        if len(heap) >= self._next_warn:
-            self._grew(len(heap))
+    def _push(self, priority: float, item: Any) -> None:
+        tier = self._tiers.get(priority)
+        if tier is None:
+            tier = self._tiers[priority] = deque()
+            heappush(self._order, priority)
+        tier.append(item)
+        self._size = size = self._size + 1
+        if size >= self._next_warn:
+            self._grew(size)
 
     def post(self, message: Any) -> None:
         """Queue a bare message (see :meth:`Mailbox.post`) in its priority tier."""
-        heap = self._heap
-        if len(heap) >= self._capacity:
+        if self._size >= self._capacity:
             self._enqueue_full(message)
             return
-        self._seq = seq = self._seq + 1
-        heappush(heap, (self._priority_of(message), seq, message))
-        if len(heap) >= self._next_warn:
-            self._grew(len(heap))
+        try:
+            priority = self._priority_for(message)
+        except Exception as error:
+            self._bad_priority(message, error, "priority_for raised")
+            priority = math.inf
+        else:
+            kind = type(priority)
+            if kind is not int and not (kind is float and priority == priority):
+                priority = self._checked(message, priority)
+        self._push(priority, message)
+
+    def enqueue(self, envelope: Envelope) -> None:
+        """Queue ``envelope`` in its priority tier, applying the overflow policy if full."""
+        if self._size >= self._capacity and not envelope.exempt:
+            self._enqueue_full(envelope)
+            return
+        self._push(self._priority_of(envelope), envelope)
 
     def _enqueue_full(self, envelope: Any) -> None:
         """Apply the overflow policy. The size never grows here, so no growth check."""
@@ -113,30 +122,25 @@ class PriorityMailbox(OverflowMailbox):
         if overflow != DROP_HEAD:
             self._reject()
         priority = self._priority_of(envelope)
-        heap = self._heap
-        victim = -1
-        worst: float = -math.inf
-        worst_seq = 0
-        for index, (queued_priority, seq, queued) in enumerate(heap):
-            if is_exempt(queued):
+        tiers = self._tiers
+        for worst in sorted(tiers, reverse=True):
+            tier = tiers[worst]
+            victim = next((i for i, queued in enumerate(tier) if not is_exempt(queued)), None)
+            if victim is None:
                 continue
-            if (
-                victim < 0
-                or queued_priority > worst
-                or (queued_priority == worst and seq < worst_seq)
-            ):
-                victim, worst, worst_seq = index, queued_priority, seq
-        if victim >= 0 and not priority > worst:
-            last = heap.pop()
-            if victim < len(heap):
-                heap[victim] = last
-                heapify(heap)
-            self._seq = seq = self._seq + 1
-            heappush(heap, (priority, seq, envelope))
+            if not priority > worst:
+                del tier[victim]
+                self._size -= 1
+                if not tier:
+                    del tiers[worst]
+                    self._order.remove(worst)
+                    heapify(self._order)
+                self._push(priority, envelope)
+            break
         self._count_drop(MailboxDropReason.DROP_HEAD)
 
     def _priority_of(self, envelope: Any) -> float:
-        """The heap key for an item: ``priority_for(message)``, or inf if exempt or bad."""
+        """The tier of an item: ``priority_for(message)``, or inf if exempt or bad."""
         if isinstance(envelope, Envelope):
             if envelope.exempt:
                 return math.inf
@@ -151,8 +155,12 @@ class PriorityMailbox(OverflowMailbox):
         kind = type(priority)
         if kind is int or (kind is float and priority == priority):
             return priority
-        if kind is not float and isinstance(priority, Real) and priority == priority:
-            return priority
+        return self._checked(envelope, priority)
+
+    def _checked(self, envelope: Any, priority: Any) -> float:
+        """A priority that is not a plain int or float: a Real number (not NaN) is fine."""
+        if isinstance(priority, Real) and priority == priority:
+            return priority  # type: ignore[return-value]
         self._bad_priority(envelope, None, f"priority_for returned {priority!r}, not a number")
         return math.inf
 
@@ -169,11 +177,18 @@ class PriorityMailbox(OverflowMailbox):
 
     def take(self) -> Any:
         """Remove and return the most urgent user item, or :data:`EMPTY`."""
-        heap = self._heap
-        if heap:
-            return heappop(heap)[2]
-        self._next_warn = self.warn_threshold
-        return EMPTY
+        order = self._order
+        if not order:
+            self._next_warn = self.warn_threshold
+            return EMPTY
+        priority = order[0]
+        tier = self._tiers[priority]
+        item = tier.popleft()
+        if not tier:
+            del self._tiers[priority]
+            heappop(order)
+        self._size -= 1
+        return item
 
     def dequeue_user(self) -> Envelope | None:
         """Remove and return the most urgent user message, or ``None`` if there is none."""
@@ -194,26 +209,34 @@ class PriorityMailbox(OverflowMailbox):
         batch = list(envelopes)
         if not batch:
             return
-        self._front = front = self._front - len(batch)
-        heap = self._heap
-        for offset, envelope in enumerate(batch):
-            heappush(heap, (self._priority_of(envelope), front + offset, envelope))
-        if len(heap) >= self._next_warn:
-            self._grew(len(heap))
+        tiers = self._tiers
+        for item in reversed(batch):
+            priority = self._priority_of(item)
+            tier = tiers.get(priority)
+            if tier is None:
+                tier = tiers[priority] = deque()
+                heappush(self._order, priority)
+            tier.appendleft(item)
+        self._size = size = self._size + len(batch)
+        if size >= self._next_warn:
+            self._grew(size)
 
     def drain_user(self) -> list[Envelope]:
         """Remove and return every user message, in the order they would be dequeued."""
-        drained = [as_envelope(entry[2]) for entry in sorted(self._heap, key=_order)]
-        self._heap.clear()
+        tiers = self._tiers
+        drained = [as_envelope(item) for priority in sorted(tiers) for item in tiers[priority]]
+        tiers.clear()
+        self._order.clear()
+        self._size = 0
         self._next_warn = self.warn_threshold
         return drained
 
     @property
     def user_count(self) -> int:
         """Number of queued user messages."""
-        return len(self._heap)
+        return self._size
 
     @property
     def has_messages(self) -> bool:
         """Whether :meth:`dequeue` would return a message."""
-        return bool(self._heap) or self._system is not None
+        return self._size > 0 or self._system is not None
