@@ -514,3 +514,6 @@ def _call_in_thread(handler: Callable[[Any], Any], message: Any) -> Any:
             "regular def (or use the default dispatcher for async def handlers)"
         )
     return result
+
+
+_lifecycle._cell_classes[:] = [ActorCell, BlockingActorCell]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -13,6 +14,8 @@ if TYPE_CHECKING:
 
 __all__ = ["DeadLetterMailbox"]
 
+_NOTHING: deque[Any] = deque(maxlen=0)  # shared, always empty
+
 
 class DeadLetterMailbox(Mailbox):
     """Never queues: user messages are published as dead letters, system ones ignored."""
@@ -20,7 +23,8 @@ class DeadLetterMailbox(Mailbox):
     __slots__ = ("_cell",)
 
     def __init__(self, cell: ActorCell) -> None:
-        super().__init__()
+        self._init_common()  # no deque of its own: nothing is ever queued here
+        self._user = _NOTHING
         self._cell = cell
 
     def enqueue(self, envelope: Envelope) -> None:

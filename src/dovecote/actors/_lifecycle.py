@@ -41,8 +41,6 @@ def spawn(
 
     Every check happens before anything is created, so bad input changes nothing.
     """
-    from dovecote.actors._cell import ActorCell, BlockingActorCell
-
     system = parent._system
     if system._shutting_down or parent._terminating or parent._terminated:
         raise ActorStoppedError(f"cannot spawn under {parent.path}: it is stopping")
@@ -50,10 +48,12 @@ def spawn(
         raise TypeError(f"factory must be an Actor subclass or a callable, not {factory!r}")
     if isinstance(factory, type) and not issubclass(factory, Actor):
         raise TypeError(f"{factory.__qualname__} is not a subclass of dovecote.Actor")
-    options = _DEFAULT_OPTIONS if options is None else options
-    if not isinstance(options, ActorOptions):
+    if options is None:
+        options = _DEFAULT_OPTIONS  # already valid
+    elif isinstance(options, ActorOptions):
+        options.validate()
+    else:
         raise TypeError("options must be an ActorOptions")
-    options.validate()
     children = parent._children
     if name is None:
         name = auto_name()
@@ -63,14 +63,18 @@ def spawn(
         validate_name(name)
         if children is not None and name in children:
             raise InvalidActorNameError(f"{parent.path}/{name} already exists")
-    mailbox = options.make_mailbox()
-    cls = BlockingActorCell if options.dispatcher == "blocking" else ActorCell
+    mailbox = Mailbox() if options is _DEFAULT_OPTIONS else options.make_mailbox()
+    cls = _cell_classes[options.dispatcher == "blocking"]
     cell = cls(
         system, parent, name, f"{parent.path}/{name}", factory, options, mailbox, next(system._uids)
     )
-    class_name = factory.__qualname__ if isinstance(factory, type) else "Actor"
-    cell._class_name = class_name
-    cell._stats = system._class_stats(class_name)
+    known = system._factory_stats.get(factory)
+    if known is None:
+        class_name = factory.__qualname__ if isinstance(factory, type) else "Actor"
+        known = (class_name, system._class_stats(class_name))
+        if isinstance(factory, type):
+            system._factory_stats[factory] = known
+    cell._class_name, cell._stats = known
     system._attach_mailbox(cell, mailbox)
     if children is None:
         children = parent._children = {}
@@ -79,12 +83,19 @@ def spawn(
         system._enable_threads()
     if system._mail_provider is not None:
         system._mail_provider.attach(cell)
-    cell._scheduled = True
-    system._call_soon(cell._start)
+    cell._scheduled = True  # its first turn is the start; tells until then only queue
+    starting = system._starting
+    starting.append(cell)
+    if len(starting) == 1:
+        system._call_soon(system._start_pending)
     return cell._ref
 
 
 # -- starting -----------------------------------------------------------------------------------
+# [ActorCell, BlockingActorCell], filled in by the _cell module, which imports this one
+_cell_classes: list[type[ActorCell]] = []
+
+
 def _create_instance(cell: ActorCell) -> Actor:
     _constructing.append(cell)
     try:
@@ -119,7 +130,10 @@ def start(cell: ActorCell) -> None:
         except ActorInitializationError as error:
             _fault_handling.report(cell, error, None)
         else:
-            run_hook(cell, actor.pre_start, (), lambda error: _started(cell, error))
+            if type(actor).pre_start is Actor.pre_start:
+                _started(cell, None)  # nothing to run: skip the hook machinery
+            else:
+                run_hook(cell, actor.pre_start, (), lambda error: _started(cell, error))
     finally:
         system._running = outer
     if not cell._awaiting and not cell._terminated:
@@ -135,7 +149,8 @@ def _started(cell: ActorCell, error: Exception | None) -> None:
     stats = cell._stats
     if stats is not None:
         stats.started += 1
-    cell._system._publish_lifecycle(ActorStarted, cell)
+    if cell._system.event_stream._subs:
+        cell._system._publish_lifecycle(ActorStarted, cell)
 
 
 # -- system messages ------------------------------------------------------------------------------
@@ -275,7 +290,7 @@ def begin_stop(cell: ActorCell) -> None:
 
 def _post_stop(cell: ActorCell) -> None:
     actor = cell._actor
-    if actor is None:
+    if actor is None or type(actor).post_stop is Actor.post_stop:
         _finalize(cell)
         return
 

@@ -13,7 +13,6 @@ __all__ = ["NAME_PATTERN", "auto_name", "validate_name"]
 NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.~-]{0,254}")
 _match = NAME_PATTERN.fullmatch
 _counter = itertools.count()
-_DIGITS = "0123456789abcdefghijklmnopqrstuvwxyz"
 
 
 def validate_name(name: object) -> str:
@@ -29,12 +28,5 @@ def validate_name(name: object) -> str:
 
 
 def auto_name() -> str:
-    """A fresh unique name for an unnamed actor: ``$`` plus a base-36 counter."""
-    n = next(_counter)
-    if n == 0:
-        return "$0"
-    out = []
-    while n:
-        n, r = divmod(n, 36)
-        out.append(_DIGITS[r])
-    return "$" + "".join(reversed(out))
+    """A fresh unique name for an unnamed actor: ``$`` plus a hexadecimal counter."""
+    return f"${next(_counter):x}"

@@ -6,6 +6,7 @@ import asyncio
 import itertools
 import re
 import threading
+from collections import deque
 from collections.abc import Callable, Iterator
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -106,6 +107,10 @@ class ActorSystem:
         self.event_stream = EventStream()
         self._address_prefix = f"mem://{name}@{self._host}"
         self._uids = itertools.count(1)
+        self._factory_stats: dict[Any, tuple[str, ClassStats]] = {}
+        # New cells wait here for their first turn; one loop callback starts them in
+        # spawn order, a batch at a time (one callback instead of one per spawn).
+        self._starting: deque[ActorCell] = deque()
         self._running: ActorCell | None = None
         self._dead_letters = 0
         self._dead_letter_log_limit = dead_letter_log_limit
@@ -287,6 +292,16 @@ class ActorSystem:
             if cell._children:
                 stack.extend(cell._children.values())
 
+    def _start_pending(self) -> None:
+        starting = self._starting
+        for _ in range(self._throughput):
+            if not starting:
+                return
+            starting[0]._start()
+            starting.popleft()
+        if starting:
+            self._call_soon(self._start_pending)
+
     def _root_terminated(self) -> None:
         if not self._done.done():
             self._done.set_result(None)
@@ -296,7 +311,10 @@ class ActorSystem:
 
     def _attach_mailbox(self, cell: ActorCell, mailbox: Mailbox) -> None:
         mailbox.owner = cell.path
-        cell._queue = mailbox._user if type(mailbox) is Mailbox else None
+        if type(mailbox) is Mailbox:
+            cell._queue = mailbox._user
+            return
+        cell._queue = None
         observe = getattr(mailbox, "observe_drops", None)
         if observe is not None:
             observe(_DropCounter(cell))
