@@ -205,44 +205,66 @@ class ActorCell(ActorContext):
         system = self._system
         countdown = system._sample_countdown  # one message in `sample_every` is timed
         queue = self._queue
+        envelopes = _ENVELOPES
+        coroutine = CoroutineType
         try:
-            while done < budget:
-                if queue is not None:  # plain Mailbox: straight from its deque
+            if queue is not None:  # plain Mailbox: straight from its deque
+                popleft = queue.popleft
+                while done < budget:
                     if not queue:
                         mailbox.take()  # re-arms the growth warning
                         return done, True
-                    item = queue.popleft()
-                else:
-                    item = mailbox.take()
-                    if item is EMPTY:
-                        return done, True
+                    item = popleft()
+                    done += 1
+                    countdown -= 1
+                    if countdown and type(item) not in envelopes:
+                        # the common case, inline: a message told with no sender
+                        self._current = item
+                        try:
+                            result = self._behavior(item)
+                            if type(result) is coroutine and not self._step(result):
+                                return done, False
+                        except Exception as error:
+                            _fault_handling.handle_failure(self, item, error)
+                            return done, False
+                    else:
+                        timed = not countdown
+                        if timed:
+                            countdown = system._sample_every
+                        if self._invoke_item(item, timed):
+                            return done, False
+                    if mailbox._system is not None:
+                        return done, False
+                return done, False
+            take = mailbox.take
+            while done < budget:
+                item = take()
+                if item is EMPTY:
+                    return done, True
                 done += 1
                 countdown -= 1
-                if countdown and type(item) not in _ENVELOPES:
-                    # the common case, inline: a message told with no sender
-                    self._current = item
-                    try:
-                        result = self._behavior(item)
-                        if type(result) is CoroutineType and not self._step(result):
-                            return done, False
-                    except Exception as error:
-                        _fault_handling.handle_failure(self, item, error)
-                        return done, False
-                else:
-                    if not countdown:
-                        countdown = system._sample_every
-                        self._invoke_timed(item)
-                    elif item.exempt:
-                        self._invoke_exempt(item)
-                    else:
-                        self._invoke(item)
-                    if self._awaiting or self._terminated or self._suspended:
-                        return done, False
+                timed = not countdown
+                if timed:
+                    countdown = system._sample_every
+                if self._invoke_item(item, timed):
+                    return done, False
                 if mailbox._system is not None:
                     return done, False
             return done, False
         finally:
             system._sample_countdown = countdown
+
+    def _invoke_item(self, item: Any, timed: bool) -> bool:
+        """The general path for one user item; True if the turn must stop here."""
+        if timed:
+            self._invoke_timed(item)
+        elif type(item) not in _ENVELOPES:
+            self._invoke_bare(item)
+        elif item.exempt:
+            self._invoke_exempt(item)
+        else:
+            self._invoke(item)
+        return self._awaiting or self._terminated or self._suspended
 
     # -- invoking the handler ----------------------------------------------------------------
     def _invoke_timed(self, item: Any) -> None:
