@@ -44,6 +44,8 @@ __all__ = ["ActorCell", "BlockingActorCell"]
 
 _perf = time.perf_counter
 
+_base_take = Mailbox.take
+
 # Exact types the runtime puts in user queues; anything else there is a bare message.
 _ENVELOPES: frozenset[type] = frozenset({Envelope, ExemptEnvelope})
 
@@ -204,50 +206,38 @@ class ActorCell(ActorContext):
         or something needs the outer loop: a system message, a failure, an await."""
         system = self._system
         countdown = system._sample_countdown  # one message in `sample_every` is timed
-        queue = self._queue
         envelopes = _ENVELOPES
         coroutine = CoroutineType
+        # Mailboxes that keep the base take() (Mailbox, BoundedMailbox) hand out items
+        # straight from their deque: popleft raises IndexError when it is empty.
+        take = mailbox._user.popleft if type(mailbox).take is _base_take else mailbox.take
         try:
-            if queue is not None:  # plain Mailbox: straight from its deque
-                popleft = queue.popleft
-                while done < budget:
-                    if not queue:
-                        mailbox.take()  # re-arms the growth warning
-                        return done, True
-                    item = popleft()
-                    done += 1
-                    countdown -= 1
-                    if countdown and type(item) not in envelopes:
-                        # the common case, inline: a message told with no sender
-                        self._current = item
-                        try:
-                            result = self._behavior(item)
-                            if type(result) is coroutine and not self._step(result):
-                                return done, False
-                        except Exception as error:
-                            _fault_handling.handle_failure(self, item, error)
-                            return done, False
-                    else:
-                        timed = not countdown
-                        if timed:
-                            countdown = system._sample_every
-                        if self._invoke_item(item, timed):
-                            return done, False
-                    if mailbox._system is not None:
-                        return done, False
-                return done, False
-            take = mailbox.take
             while done < budget:
-                item = take()
+                try:
+                    item = take()
+                except IndexError:
+                    item = EMPTY
                 if item is EMPTY:
+                    mailbox.take()  # re-arms the growth warning
                     return done, True
                 done += 1
                 countdown -= 1
-                timed = not countdown
-                if timed:
-                    countdown = system._sample_every
-                if self._invoke_item(item, timed):
-                    return done, False
+                if countdown and type(item) not in envelopes:
+                    # the common case, inline: a message told with no sender
+                    self._current = item
+                    try:
+                        result = self._behavior(item)
+                        if type(result) is coroutine and not self._step(result):
+                            return done, False
+                    except Exception as error:
+                        _fault_handling.handle_failure(self, item, error)
+                        return done, False
+                else:
+                    timed = not countdown
+                    if timed:
+                        countdown = system._sample_every
+                    if self._invoke_item(item, timed):
+                        return done, False
                 if mailbox._system is not None:
                     return done, False
             return done, False

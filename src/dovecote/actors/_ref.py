@@ -26,9 +26,15 @@ _threads_in_use = False
 
 
 def enable_threads() -> None:
-    """Make tell/stop/replies safe to call from worker threads (blocking dispatcher)."""
+    """Make tell/stop/replies safe to call from worker threads (blocking dispatcher).
+
+    Swaps in a ``tell`` that hops onto the loop when called from another thread, so
+    programs without blocking actors never pay for the check.
+    """
     global _threads_in_use
-    _threads_in_use = True
+    if not _threads_in_use:
+        _threads_in_use = True
+        ActorRef.tell = ActorRef._tell_any_thread  # type: ignore[method-assign]
 
 
 _INF = math.inf
@@ -54,7 +60,7 @@ class ActorRef:
         To a stopped actor the message becomes a DeadLetter.
         """
         cell = self._cell
-        if sender is None and type(message) not in _NOT_BARE and not _threads_in_use:
+        if sender is None and type(message) not in _NOT_BARE:
             queue = cell._queue
             if queue is not None:  # plain Mailbox: append to its deque, no envelope
                 queue.append(message)
@@ -69,11 +75,17 @@ class ActorRef:
             cell._scheduled = True
             cell._system._call_soon(cell._run)
 
+    _tell_fast = tell
+
+    def _tell_any_thread(self, message: Any, sender: ActorRef | None = None) -> None:
+        """``tell`` once worker threads exist: hop onto the loop when off it."""
+        if _get_ident() != self._cell._system._loop_thread:
+            self._cell._system._loop.call_soon_threadsafe(self._tell_fast, message, sender)
+        else:
+            self._tell_fast(message, sender)
+
     def _tell_slow(self, message: Any, sender: ActorRef | None) -> None:
         cell = self._cell
-        if _threads_in_use and _get_ident() != cell._system._loop_thread:
-            cell._system._loop.call_soon_threadsafe(self.tell, message, sender)
-            return
         if message is PoisonPill:
             self.stop()
             return

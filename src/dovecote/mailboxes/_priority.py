@@ -104,7 +104,14 @@ class PriorityMailbox(OverflowMailbox):
             kind = type(priority)
             if kind is not int and not (kind is float and priority == priority):
                 priority = self._checked(message, priority)
-        self._push(priority, message)
+        tier = self._tiers.get(priority)
+        if tier is None:
+            tier = self._tiers[priority] = deque()
+            heappush(self._order, priority)
+        tier.append(message)
+        self._size = size = self._size + 1
+        if size >= self._next_warn:
+            self._grew(size)
 
     def enqueue(self, envelope: Envelope) -> None:
         """Queue ``envelope`` in its priority tier, applying the overflow policy if full."""
