@@ -1,49 +1,67 @@
-"""Human-in-the-loop approval over the post office.
+"""Human-in-the-loop approval: an actor asks by address, a person answers at their own pace.
 
-A producer posts approval requests to an address and waits for decisions on its own
-reply address. A separate reviewer (a stand-in for a person working at their own pace)
-pulls each request with a lease, decides, posts the decision back and acks the request.
-One request is deferred once (``ack("unhandled")``) to show that it comes back.
+The ``clerk`` actor posts each payment it is given to the address
+``mem://approvals@local/queue/requests`` through ``self.context.system.post_office``,
+with its own address as ``from_``. Nobody subscribes to that address, so the requests
+queue there. A reviewer (a plain coroutine standing in for a person) pulls them with a
+lease (``fetch(..., manual_ack=True, ack_timeout=...)``), decides, posts the decision to
+the requester's address and acks the request ``"handled"``. One request is deferred once
+(``ack("unhandled")``) and comes back. A letter to a live actor's address is delivered into
+its mailbox: the clerk's ``on_receive`` gets the decision's body and prints the outcome.
 
-Run it with ``python examples/approval_flow.py``; it finishes on its own.
+Run it with ``python examples/approval_flow.py``; it finishes on its own in about a second.
 """
 
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
+from typing import Any
 
-from dovecote.addressing import MailMessage, MemoryProvider, PostOffice
+import dovecote
+from dovecote import Actor, ActorSystem
+from dovecote.addressing import PostOffice
 
-REQUESTS = "mem:approvals@bank.example/requests"
-DECISIONS = "mem:payments@bank.example/decisions"
+REQUESTS = "mem://approvals@local/queue/requests"
 
 
-async def producer(office: PostOffice, amounts: list[int]) -> list[str]:
-    """Post one request per amount and collect a decision for each."""
-    decisions: asyncio.Queue[MailMessage] = asyncio.Queue()
+@dataclass(frozen=True)
+class Submit:
+    """Ask the clerk to get a payment approved."""
 
-    async def on_decision(message: MailMessage) -> None:
-        await decisions.put(message)
+    number: int
+    amount: int
 
-    async with await office.subscribe(DECISIONS, on_decision):
-        for number, amount in enumerate(amounts, start=1):
-            await office.post(
+
+class Clerk(Actor):
+    """Posts approval requests and handles the decisions that come back to its address."""
+
+    def __init__(self, expected: int, finished: asyncio.Future[list[str]]) -> None:
+        super().__init__()
+        self.expected = expected
+        self.finished = finished
+        self.outcomes: list[str] = []
+
+    async def on_receive(self, message: Any) -> None:
+        if isinstance(message, Submit):
+            await self.context.system.post_office.post(
                 to=REQUESTS,
-                from_=DECISIONS,
-                id=f"payment-{number}",
-                body={"amount": amount},
+                from_=self.context.self.address,  # where the decision must come back
+                id=f"payment-{message.number}",
+                body={"amount": message.amount},
             )
-            print(f"producer: asked for approval of payment-{number} ({amount} EUR)")
-        results = []
-        for _ in amounts:
-            decision = await asyncio.wait_for(decisions.get(), timeout=5)
-            results.append(f"{decision.body['request']}: {decision.body['verdict']}")
-            print(f"producer: {results[-1]}")
-        return results
+            print(f"clerk: asked for approval of payment-{message.number} "
+                  f"({message.amount} EUR)")
+        elif isinstance(message, dict) and "verdict" in message:
+            # a letter posted to this actor's address: on_receive gets its body
+            self.outcomes.append(f"{message['request']}: {message['verdict']}")
+            print(f"clerk: {self.outcomes[-1]}")
+            if len(self.outcomes) == self.expected and not self.finished.done():
+                self.finished.set_result(self.outcomes)
 
 
 async def reviewer(office: PostOffice, expected: int) -> None:
-    """Pull requests under a lease, decide, reply, and settle each one exactly once."""
+    """Pull requests under a lease, decide, answer, and settle each lease exactly once."""
     deferred: set[str] = set()
     decided = 0
     while decided < expected:
@@ -52,11 +70,12 @@ async def reviewer(office: PostOffice, expected: int) -> None:
             await asyncio.sleep(0.01)  # a person checks the inbox now and then
             continue
         request = lease.message
+        await asyncio.sleep(0.05)  # reading it takes a moment
         amount = request.body["amount"]
         if amount > 1_000 and request.id not in deferred:
             deferred.add(request.id)
             print(f"reviewer: {request.id} needs a second look, putting it back")
-            await lease.ack("unhandled")
+            await lease.ack("unhandled")  # back in the queue, handed out again later
             continue
         verdict = "approved" if amount <= 5_000 else "rejected"
         assert request.from_ is not None
@@ -67,15 +86,21 @@ async def reviewer(office: PostOffice, expected: int) -> None:
 
 
 async def main() -> None:
-    async with PostOffice([MemoryProvider.create_isolated()]) as office:
-        amounts = [120, 2_500, 9_000]
-        results, _ = await asyncio.gather(
-            producer(office, amounts), reviewer(office, len(amounts))
-        )
+    amounts = [120, 2_500, 9_000]
+    async with ActorSystem("payments") as system:
+        office = system.post_office
+        finished: asyncio.Future[list[str]] = asyncio.get_running_loop().create_future()
+        clerk = system.spawn(lambda: Clerk(len(amounts), finished), "clerk")
+        print(f"clerk lives at {clerk.address}")
+        for number, amount in enumerate(amounts, start=1):
+            clerk.tell(Submit(number, amount))
+        await asyncio.wait_for(reviewer(office, len(amounts)), timeout=5)
+        outcomes = await asyncio.wait_for(finished, timeout=5)
+        await office.wait_settled()
         status = await office.status(REQUESTS)
-        print(f"done: {len(results)} decisions, {status.unread_count} requests left, "
+        print(f"done: {len(outcomes)} decisions, {status.unread_count} requests left, "
               f"{status.in_flight_count} in flight")
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    dovecote.run(main())

@@ -360,6 +360,8 @@ class ActorCell(ActorContext):
             if watching is None or target not in watching:
                 return  # unwatched after it was queued: not delivered
             watching.discard(target)
+        elif getattr(env, "withdrawn", False):
+            return  # a post-office letter whose delivery was given up and requeued
         self._invoke(env)
 
     # -- replies -----------------------------------------------------------------------------

@@ -10,6 +10,7 @@ bounded mailbox is full, waits in the address's queue for ``fetch``: never dropp
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +24,7 @@ from dovecote.addressing import (
     PostOffice,
     Subscription,
 )
-from dovecote.mailboxes import Envelope
+from dovecote.mailboxes import ExemptEnvelope
 
 if TYPE_CHECKING:
     from dovecote.actors._cell import ActorCell
@@ -39,14 +40,23 @@ class RecipientUnavailableError(ActorStoppedError):
     is_retriable = True
 
 
-class LetterEnvelope(Envelope):
-    """A letter from the post office in an actor's mailbox; ``reply`` settles the delivery."""
+class LetterEnvelope(ExemptEnvelope):
+    """A letter from the post office in an actor's mailbox; ``reply`` settles the delivery.
 
-    __slots__ = ("letter",)
+    Exempt from overflow policies (a letter is admitted only when there is room, and a
+    later tell must not evict it: its delivery would never settle), but it keeps its
+    priority in a PriorityMailbox. ``withdrawn`` is set when the post office gave up on
+    the delivery before the actor started it; the actor then skips it.
+    """
+
+    __slots__ = ("letter", "withdrawn")
+
+    keeps_priority = True
 
     def __init__(self, message: Any, sender: Any, reply: Any, letter: MailMessage) -> None:
         super().__init__(message, sender, reply)
         self.letter = letter
+        self.withdrawn = False
 
 
 register_envelope_type(LetterEnvelope)
@@ -72,14 +82,22 @@ class _DeliverToActor:
         system = cell._system
         sender = _local_sender(system, letter)
         done = system._loop.create_future()
+        envelope = LetterEnvelope(letter.body, sender, done, letter)
         try:
-            cell._enqueue(LetterEnvelope(letter.body, sender, done, letter))
+            cell._enqueue(envelope)
         except MailboxFullError as full:
             raise RecipientUnavailableError(f"{cell.path} has a full mailbox") from full
         try:
             await done
         except ActorStoppedError as stopped:
             raise RecipientUnavailableError(str(stopped)) from stopped
+        except asyncio.CancelledError:
+            # The post office gave up on this delivery (settle watchdog, unsubscribe):
+            # it requeues the letter itself, so the actor must not handle it as well.
+            envelope.reply = None
+            if cell._current is not envelope:
+                envelope.withdrawn = True
+            raise
 
 
 def _local_sender(system: ActorSystem, letter: MailMessage) -> ActorRef | None:

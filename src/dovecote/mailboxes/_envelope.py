@@ -28,6 +28,8 @@ class Envelope:
 
     exempt: ClassVar[bool] = False
     system: ClassVar[bool] = False
+    keeps_priority: ClassVar[bool] = False
+    """For exempt envelopes: keep ``priority_for``'s tier instead of going to the tail."""
 
     message: Any
     sender: Any

@@ -27,7 +27,8 @@ class PriorityMailbox(OverflowMailbox):
     :meth:`prepend_user`). If it raises, or returns something that is not a real number
     (``bool`` is fine, NaN is not), the message goes to the lowest priority (``math.inf``)
     and the problem is logged once per mailbox. Exempt envelopes skip ``priority_for`` and
-    go to ``math.inf`` too, behind everything else.
+    go to ``math.inf`` too, behind everything else (unless their class sets
+    ``keeps_priority``, as the runtime's post-office letters do).
 
     With a ``capacity``, a full mailbox applies ``overflow`` to non-exempt messages:
 
@@ -149,7 +150,7 @@ class PriorityMailbox(OverflowMailbox):
     def _priority_of(self, envelope: Any) -> float:
         """The tier of an item: ``priority_for(message)``, or inf if exempt or bad."""
         if isinstance(envelope, Envelope):
-            if envelope.exempt:
+            if envelope.exempt and not envelope.keeps_priority:
                 return math.inf
             message = envelope.message
         else:
