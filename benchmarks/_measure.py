@@ -1,0 +1,103 @@
+"""Small measuring helpers shared by the adapters: clocks, percentiles, resident memory."""
+
+from __future__ import annotations
+
+import gc
+import os
+import statistics
+from time import perf_counter
+
+__all__ = [
+    "collect",
+    "percentile",
+    "perf_counter",
+    "process_table",
+    "pss_bytes",
+    "rss_bytes",
+    "tree_rss_bytes",
+]
+
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
+
+def rss_bytes(pid: int | str = "self") -> int:
+    """Resident set size of one process, from /proc (falls back to ru_maxrss)."""
+    try:
+        with open(f"/proc/{pid}/statm", "rb") as f:
+            return int(f.read().split()[1]) * _PAGE
+    except OSError:
+        import resource
+
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def process_table() -> dict[int, tuple[int, int]]:
+    """pid -> (parent pid, session id) for every live process, from /proc."""
+    table: dict[int, tuple[int, int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        # the command name may hold spaces and parentheses: split after the last ")"
+        fields = stat[stat.rindex(b")") + 2 :].split()
+        if fields[0] == b"Z":
+            continue
+        table[int(entry)] = (int(fields[1]), int(fields[3]))
+    return table
+
+
+def _children_of(root: int) -> list[int]:
+    parents: dict[int, list[int]] = {}
+    for pid, (ppid, _sid) in process_table().items():
+        parents.setdefault(ppid, []).append(pid)
+    found: list[int] = []
+    todo = [root]
+    while todo:
+        pid = todo.pop()
+        for child in parents.get(pid, ()):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def tree_rss_bytes() -> int:
+    """RSS of this process plus all its descendants (for process-per-actor peers)."""
+    total = rss_bytes()
+    for pid in _children_of(os.getpid()):
+        try:
+            total += rss_bytes(pid)
+        except (OSError, ValueError, IndexError):
+            continue
+    return total
+
+
+def pss_bytes(pid: int | str = "self") -> int:
+    """Proportional set size (shared pages split between sharers); 0 if unreadable."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            for line in f:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def collect() -> None:
+    """A full collection, twice: the second one reaps what finalizers of the first freed."""
+    gc.collect()
+    gc.collect()
+
+
+def percentile(sorted_values: list[float], q: float) -> float:
+    """Nearest-rank percentile of an already sorted list (q in 0..100)."""
+    if not sorted_values:
+        return float("nan")
+    if q == 50:
+        return float(statistics.median(sorted_values))
+    rank = max(0, min(len(sorted_values) - 1, round(q / 100 * len(sorted_values)) - 1))
+    return sorted_values[rank]
