@@ -103,8 +103,39 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wrote {args.output}", file=sys.stderr)
 
     if args.check:
-        failed = [v for v in evaluate(outcomes) if v.guard_passed is False]
-        missing = [v for v in evaluate(outcomes) if v.figure is None]
+        # Targets outside an explicit --only/--loop selection are reported, not failed;
+        # a selected target that could not be measured still fails.
+        selected = {(w, lp) for w in workloads for lp in loops}
+        verdicts = evaluate(outcomes)
+        failed = [v for v in verdicts if v.guard_passed is False]
+        if failed:
+            # Per-process timing is noisy (a cell can land on a slow core or frequency):
+            # measure the failing workloads once more and fail only if they fail again.
+            again = {(v.target.workload, v.target.loop) for v in failed}
+            retry = [g for g in groups if (g[0].workload, g[0].loop) in again]
+            for w in {w for w, _ in again}:
+                if WORKLOADS[w].dovecote_only:  # its ratios need the yardstick's tell too
+                    retry += [g for g in groups if g[0].workload == "tell" and g not in retry]
+            print(f"re-measuring {len(retry)} group(s) before failing", file=sys.stderr)
+            fresh = run_plan(retry, repeats, quick, timeout)
+            retried = {(v.target.workload, v.target.metric, v.target.loop): v
+                       for v in evaluate(fresh)}
+            verdicts = [
+                retried.get((v.target.workload, v.target.metric, v.target.loop), v)
+                if v in failed else v
+                for v in verdicts
+            ]
+            failed = [v for v in verdicts if v.guard_passed is False]
+        missing = [
+            v
+            for v in verdicts
+            if v.figure is None and (v.target.workload, v.target.loop) in selected
+        ]
+        for v in verdicts:
+            if v.figure is None and (v.target.workload, v.target.loop) not in selected:
+                t = v.target
+                print(f"check skipped (not selected): {t.workload} {t.metric} ({t.loop})",
+                      file=sys.stderr)
         for v in failed:
             t = v.target
             shown = f"{v.figure:.2f}{TIMES}" if t.kind.startswith("ratio") else f"{v.figure:,.4g}"
@@ -118,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"CHECK NOT MEASURED: {t.workload} {t.metric} ({t.loop})", file=sys.stderr)
         if failed or missing:
             return 1
-        print("check passed: every dovecote ratio is within 80% of its target", file=sys.stderr)
+        print("check passed: every selected dovecote target is within 80% of it", file=sys.stderr)
     return 0
 
 
