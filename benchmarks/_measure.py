@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import os
 import statistics
+from collections.abc import Awaitable, Callable
 from time import perf_counter
 
 __all__ = [
@@ -101,3 +102,24 @@ def percentile(sorted_values: list[float], q: float) -> float:
         return float(statistics.median(sorted_values))
     rank = max(0, min(len(sorted_values) - 1, round(q / 100 * len(sorted_values)) - 1))
     return sorted_values[rank]
+
+
+def latency_metrics(latencies: list[float], elapsed: float) -> dict[str, float]:
+    """Round trips per second and p50/p99 in microseconds; sorts ``latencies`` in place."""
+    latencies.sort()
+    return {
+        "asks_per_s": len(latencies) / elapsed,
+        "p50_us": percentile(latencies, 50) * 1e6,
+        "p99_us": percentile(latencies, 99) * 1e6,
+    }
+
+
+async def time_asks(ask: Callable[[int], Awaitable[object]], n: int) -> dict[str, float]:
+    """``n`` sequential awaited asks, each timed alone: the same loop for every runtime."""
+    lat = [0.0] * n
+    t0 = perf_counter()
+    for i in range(n):
+        t = perf_counter()
+        await ask(i)
+        lat[i] = perf_counter() - t
+    return latency_metrics(lat, perf_counter() - t0)

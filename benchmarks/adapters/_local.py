@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Protocol
 
-from .._measure import collect, percentile, perf_counter, rss_bytes
+from .._measure import collect, perf_counter, rss_bytes, time_asks
 from .._plan import GROUP
 from ._base import BaseRuntime, Metrics
 
@@ -139,20 +139,9 @@ class KitRuntime(BaseRuntime):
         actor = self.actor_cls(Counter().receive, loop)
         ask = actor.ask
         await ask(None)
-        lat = [0.0] * n
-        t0 = perf_counter()
-        for i in range(n):
-            t = perf_counter()
-            await ask(i)
-            lat[i] = perf_counter() - t
-        elapsed = perf_counter() - t0
+        metrics = await time_asks(ask, n)
         actor.stop()
-        lat.sort()
-        return {
-            "asks_per_s": n / elapsed,
-            "p50_us": percentile(lat, 50) * 1e6,
-            "p99_us": percentile(lat, 99) * 1e6,
-        }
+        return metrics
 
     async def wl_fanout(self, n: int) -> Metrics:
         loop = asyncio.get_running_loop()

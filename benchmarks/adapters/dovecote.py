@@ -12,7 +12,7 @@ from typing import Any
 
 from dovecote import Actor, ActorOptions, ActorSystem, BoundedMailbox, PriorityMailbox
 
-from .._measure import collect, percentile, perf_counter, rss_bytes
+from .._measure import collect, perf_counter, rss_bytes, time_asks
 from .._plan import GROUP
 from ._base import BaseRuntime, Metrics
 from ._local import Latch, settle, wait_all_dead
@@ -126,20 +126,9 @@ class DovecoteRuntime(BaseRuntime):
         ref = self.system.spawn(_Counter)
         ask = ref.ask
         await ask(None)
-        lat = [0.0] * n
-        t0 = perf_counter()
-        for i in range(n):
-            t = perf_counter()
-            await ask(i)
-            lat[i] = perf_counter() - t
-        elapsed = perf_counter() - t0
+        metrics = await time_asks(ask, n)
         ref.stop()
-        lat.sort()
-        return {
-            "asks_per_s": n / elapsed,
-            "p50_us": percentile(lat, 50) * 1e6,
-            "p99_us": percentile(lat, 99) * 1e6,
-        }
+        return metrics
 
     async def wl_fanout(self, n: int) -> Metrics:
         loop = asyncio.get_running_loop()

@@ -11,7 +11,7 @@ from typing import Any
 
 import pykka
 
-from .._measure import collect, percentile, perf_counter, rss_bytes
+from .._measure import collect, latency_metrics, perf_counter, rss_bytes
 from .._plan import GROUP
 from ._base import BaseRuntime, Metrics
 
@@ -109,12 +109,7 @@ class PykkaRuntime(BaseRuntime):
             lat[i] = perf_counter() - t
         elapsed = perf_counter() - t0
         ref.stop()
-        lat.sort()
-        return {
-            "asks_per_s": n / elapsed,
-            "p50_us": percentile(lat, 50) * 1e6,
-            "p99_us": percentile(lat, 99) * 1e6,
-        }
+        return latency_metrics(lat, elapsed)
 
     async def wl_fanout(self, n: int) -> Metrics:
         per_actor = max(1, n // GROUP)

@@ -19,7 +19,14 @@ from typing import Any
 
 from thespian.actors import Actor, ActorExitRequest, ActorSystem
 
-from .._measure import collect, percentile, perf_counter, process_table, pss_bytes, rss_bytes
+from .._measure import (
+    collect,
+    latency_metrics,
+    perf_counter,
+    process_table,
+    pss_bytes,
+    rss_bytes,
+)
 from .._plan import GROUP
 from ._base import BaseRuntime, Metrics
 
@@ -147,12 +154,7 @@ class _ThespianRuntime(BaseRuntime):
             lat[i] = perf_counter() - t
         elapsed = perf_counter() - t0
         asys.tell(addr, ActorExitRequest())
-        lat.sort()
-        return {
-            "asks_per_s": n / elapsed,
-            "p50_us": percentile(lat, 50) * 1e6,
-            "p99_us": percentile(lat, 99) * 1e6,
-        }
+        return latency_metrics(lat, elapsed)
 
 
 class SimpleThespianRuntime(_ThespianRuntime):

@@ -14,7 +14,7 @@ from typing import Any
 
 import xoscar as xo
 
-from .._measure import collect, percentile, perf_counter, rss_bytes
+from .._measure import collect, perf_counter, rss_bytes, time_asks
 from .._plan import GROUP
 from ._base import BaseRuntime, Metrics
 
@@ -105,20 +105,9 @@ class XoscarRuntime(BaseRuntime):
         ref = await self._create(XCounter)
         ask = ref.inc
         await ask(None)
-        lat = [0.0] * n
-        t0 = perf_counter()
-        for i in range(n):
-            t = perf_counter()
-            await ask(i)
-            lat[i] = perf_counter() - t
-        elapsed = perf_counter() - t0
+        metrics = await time_asks(ask, n)
         await xo.destroy_actor(ref)
-        lat.sort()
-        return {
-            "asks_per_s": n / elapsed,
-            "p50_us": percentile(lat, 50) * 1e6,
-            "p99_us": percentile(lat, 99) * 1e6,
-        }
+        return metrics
 
     async def wl_fanout(self, n: int) -> Metrics:
         per_actor = max(1, n // GROUP)
