@@ -20,11 +20,11 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from dovecote.actors import _death_watch, _fault_handling, _lifecycle, _timers
+from dovecote.actors import _fault_handling, _lifecycle
 from dovecote.actors import _ref as _ref_module
-from dovecote.actors._context import ActorContext
-from dovecote.actors._messages import DeadLetterReason, PoisonPill, Terminated
-from dovecote.actors._ref import ActorRef, ReplyRef
+from dovecote.actors._context_impl import ContextImpl
+from dovecote.actors._messages import PoisonPill, Terminated
+from dovecote.actors._ref import ActorRef
 from dovecote.actors._system_messages import DrainBarrier
 from dovecote.dispatch import CoroutineType, continue_in_task, step_inline
 from dovecote.mailboxes import EMPTY, Envelope, ExemptEnvelope, Mailbox
@@ -57,35 +57,26 @@ def register_envelope_type(kind: type) -> None:
     _ref_module._NOT_BARE = _ref_module._NOT_BARE | {kind}
 
 
-class ActorCell(ActorContext):
-    """The runtime half of an actor; it is also the actor's :class:`ActorContext`."""
+class ActorCell(ContextImpl):
+    """The runtime half of an actor: its mailbox, state and turns on the event loop.
+
+    It is also the actor's :class:`ActorContext` (see :class:`ContextImpl`).
+    """
 
     __slots__ = (
-        "_actor",
         "_awaiting",
-        "_behavior",
-        "_behavior_stack",
-        "_children",
         "_children_waiter",
         "_class_name",
-        "_current",
         "_factory",
         "_log",
-        "_mailbox",
         "_name",
         "_options",
-        "_parent",
         "_queue",
-        "_ref",
-        "_replied",
         "_restart_stats",
-        "_scheduled",
-        "_stash",
         "_stats",
         "_stepped",
         "_stop_requested",
         "_suspended",
-        "_system",
         "_task",
         "_terminated",
         "_terminating",
@@ -363,140 +354,6 @@ class ActorCell(ActorContext):
         elif getattr(env, "withdrawn", False):
             return  # a post-office letter whose delivery was given up and requeued
         self._invoke(env)
-
-    # -- replies -----------------------------------------------------------------------------
-    def _reply(self, message: Any) -> None:
-        env = self._current
-        if not isinstance(env, Envelope):
-            self._system._dead_letter(message, self._ref, None, DeadLetterReason.NO_RECIPIENT)
-        elif env.sender is not None:
-            env.sender.tell(message, self._ref)
-        elif env.reply is not None:
-            self._replied = True
-            self._system._deliver_reply(env.reply, message, self._ref, self._ref)
-        else:
-            self._system._dead_letter(message, self._ref, None, DeadLetterReason.NO_RECIPIENT)
-
-    def _sender(self) -> ActorRef | None:
-        env = self._current
-        if not isinstance(env, Envelope):
-            return None
-        sender: ActorRef | None = env.sender
-        if sender is not None:
-            return sender
-        if env.reply is not None and not hasattr(env, "letter"):
-            return ReplyRef(self, env.reply)
-        return None
-
-
-    # -- ActorContext ------------------------------------------------------------------------
-    @property
-    def self(self) -> ActorRef:
-        return self._ref
-
-    @property
-    def parent(self) -> ActorRef | None:
-        return self._parent._ref if self._parent is not None else None
-
-    @property
-    def children(self) -> tuple[ActorRef, ...]:
-        children = self._children
-        return tuple(c._ref for c in children.values()) if children else ()
-
-    @property
-    def system(self) -> ActorSystem:
-        return self._system
-
-    @property
-    def sender(self) -> ActorRef | None:
-        return self._sender()
-
-    def spawn(
-        self,
-        factory: Callable[[], Actor],
-        name: str | None = None,
-        options: ActorOptions | None = None,
-    ) -> ActorRef:
-        return _lifecycle.spawn(self, factory, name, options)
-
-    def stop(self, ref: ActorRef) -> None:
-        _lifecycle.request_stop(ref._cell)
-
-    def watch(self, ref: ActorRef) -> ActorRef:
-        _death_watch.watch(self, ref)
-        return ref
-
-    def unwatch(self, ref: ActorRef) -> ActorRef:
-        _death_watch.unwatch(self, ref)
-        return ref
-
-    def stash(self) -> None:
-        env = self._current
-        if env is EMPTY:
-            raise RuntimeError("stash() can only be called while handling a message")
-        if isinstance(env, Envelope) and env.reply is not None:
-            if env.reply.done():
-                raise RuntimeError("cannot stash a message that was already answered")
-            self._replied = True  # the handler's return value must not answer it now
-        if self._stash is None:
-            self._stash = []
-        self._stash.append(env)
-
-    def unstash_all(self) -> None:
-        stash = self._stash
-        if stash:
-            self._stash = None
-            self._mailbox.prepend_user(stash)
-            if not self._scheduled:
-                self._scheduled = True
-                self._system._call_soon(self._run)
-
-    def become(self, handler: Callable[[Any], Any], *, discard_old: bool = True) -> None:
-        if not callable(handler):
-            raise TypeError("become() needs a callable taking one message")
-        stack = self._behavior_stack
-        if stack is None:
-            stack = self._behavior_stack = []
-        if discard_old and stack:
-            stack[-1] = handler
-        else:
-            stack.append(handler)
-        self._behavior = handler
-
-    def unbecome(self) -> None:
-        stack = self._behavior_stack
-        if stack:
-            stack.pop()
-        if stack:
-            self._behavior = stack[-1]
-        elif self._actor is not None:
-            self._behavior = self._actor.on_receive
-
-    def schedule_once(
-        self, delay: float, message: Any, target: ActorRef | None = None
-    ) -> Cancellable:
-        return _timers.schedule(self, delay, None, message, target)
-
-    def schedule_repeatedly(
-        self, initial_delay: float, interval: float, message: Any, target: ActorRef | None = None
-    ) -> Cancellable:
-        return _timers.schedule(self, initial_delay, interval, message, target)
-
-    def reply(self, message: Any) -> None:
-        self._reply(message)
-
-    # -- plumbing used by the concern modules --------------------------------------------------
-    def _send_system(self, message: object) -> None:
-        self._mailbox.enqueue_system(message)
-        if not self._scheduled:
-            self._scheduled = True
-            self._system._call_soon(self._run)
-
-    def _enqueue(self, env: Envelope) -> None:
-        self._mailbox.enqueue(env)
-        if not self._scheduled:
-            self._scheduled = True
-            self._system._call_soon(self._run)
 
 
 def _noop(_: object) -> None:
