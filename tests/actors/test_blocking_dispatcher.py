@@ -145,3 +145,28 @@ async def test_shutdown_waits_for_a_blocking_handler_in_progress():
         await system.shutdown()
         assert finished.is_set()
         assert not ref.is_alive
+
+
+class ThreadRecorder(Actor):
+    def __init__(self, inbox: Inbox) -> None:
+        super().__init__()
+        self.inbox = inbox
+
+    def on_receive(self, message: Any) -> Any:
+        self.inbox.add((message, threading.get_ident()))
+        return message
+
+
+@pytest.mark.parametrize("how", ["tell", "tell-with-sender", "ask"])
+async def test_every_kind_of_message_runs_off_the_loop_thread(system, how):
+    inbox = Inbox()
+    ref = system.spawn(lambda: ThreadRecorder(inbox), "worker", BLOCKING)
+    if how == "tell":
+        ref.tell("m")
+    elif how == "tell-with-sender":
+        ref.tell("m", sender=system.spawn(Echo, "someone"))
+    else:
+        assert await ref.ask("m", timeout=TIMEOUT) == "m"
+    [(message, thread)] = await inbox.wait_count(1)
+    assert message == "m"
+    assert thread != threading.get_ident(), "the handler ran on the event loop thread"

@@ -365,9 +365,26 @@ def _not_started(message: Any) -> Any:
 
 
 class BlockingActorCell(ActorCell):
-    """A cell on the ``"blocking"`` dispatcher: each handler call runs on a worker thread."""
+    """A cell on the ``"blocking"`` dispatcher: each handler call runs on a worker thread.
+
+    Every message, bare or enveloped, goes to the pool; the turn ends while the thread
+    works and continues when it is done, so it is still one message at a time.
+    """
 
     __slots__ = ()
+
+    def _drain(self, mailbox: Mailbox, done: int, budget: int) -> tuple[int, bool]:
+        item = mailbox.take()
+        if item is EMPTY:
+            return done, True
+        self._invoke_item(item, False)
+        return done + 1, False
+
+    def _invoke_bare(self, message: Any) -> None:
+        self._current = message
+        system = self._system
+        loop = system._loop
+        self._await(system._blocking.submit(loop, _call_in_thread, self._behavior, message))
 
     def _invoke(self, env: Envelope) -> None:
         self._current = env
