@@ -256,8 +256,9 @@ class ActorCell(ContextImpl):
             self._invoke_exempt(item)
         else:
             self._invoke(item)
-        if not self._awaiting:
-            self._system.metrics.observe_message_seconds(self._class_name, _perf() - started)
+        stats = self._stats
+        if not self._awaiting and stats is not None:
+            stats.observe_seconds(_perf() - started)
 
     def _invoke_bare(self, message: Any) -> None:
         """A message told with no sender: the common case, no envelope, no reply."""
