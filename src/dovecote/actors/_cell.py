@@ -306,7 +306,7 @@ class ActorCell(ContextImpl):
         if finished:
             self._stepped = value
             return True
-        self._await(continue_in_task(self._system._loop, coro, value, _noop))
+        self._await(continue_in_task(self._system._loop, coro, value))
         return False
 
     def _await(self, task: asyncio.Future[Any]) -> None:
@@ -355,10 +355,6 @@ class ActorCell(ContextImpl):
         elif getattr(env, "withdrawn", False):
             return  # a post-office letter whose delivery was given up and requeued
         self._invoke(env)
-
-
-def _noop(_: object) -> None:
-    pass
 
 
 def _not_started(message: Any) -> Any:

@@ -54,9 +54,13 @@ def continue_in_task(
     loop: asyncio.AbstractEventLoop,
     coro: Coroutine[Any, Any, Any],
     yielded: Any,
-    done: Callable[[asyncio.Task[Any]], object],
+    done: Callable[[asyncio.Task[Any]], object] | None = None,
 ) -> asyncio.Task[Any]:
-    """Finish a coroutine that :func:`step_inline` left waiting, in a new task."""
+    """Finish a coroutine that :func:`step_inline` left waiting, in a new task.
+
+    ``done``, if given, is added as the task's done callback.
+    """
     task = loop.create_task(_finish(coro, yielded))
-    task.add_done_callback(done)
+    if done is not None:
+        task.add_done_callback(done)
     return task
