@@ -48,10 +48,11 @@ class PriorityMailbox(OverflowMailbox):
     levels); many distinct values (e.g. deadlines) work but cost a deque per value queued.
     """
 
-    __slots__ = ("_bad_priority_logged", "_order", "_priority_for", "_size", "_tiers")
+    __slots__ = ("_bad_priority_logged", "_head", "_order", "_priority_for", "_size", "_tiers")
 
     _tiers: dict[float, deque[Any]]
     _order: list[float]  # heap of the priorities that currently have a tier
+    _head: deque[Any] | None  # the tier of order[0], once take() has looked it up
     _size: int
     _priority_for: Callable[[Any], float]
     _bad_priority_logged: bool
@@ -73,6 +74,7 @@ class PriorityMailbox(OverflowMailbox):
         self._priority_for = priority_for
         self._tiers = {}
         self._order = []
+        self._head = None
         self._size = 0
         self._bad_priority_logged = False
 
@@ -86,6 +88,7 @@ class PriorityMailbox(OverflowMailbox):
         if tier is None:
             tier = self._tiers[priority] = deque()
             heappush(self._order, priority)
+            self._head = None  # the new tier may be more urgent than the cached head
         tier.append(item)
         self._size = size = self._size + 1
         if size >= self._next_warn:
@@ -109,6 +112,7 @@ class PriorityMailbox(OverflowMailbox):
         if tier is None:
             tier = self._tiers[priority] = deque()
             heappush(self._order, priority)
+            self._head = None  # the new tier may be more urgent than the cached head
         tier.append(message)
         self._size = size = self._size + 1
         if size >= self._next_warn:
@@ -143,6 +147,7 @@ class PriorityMailbox(OverflowMailbox):
                     del tiers[worst]
                     self._order.remove(worst)
                     heapify(self._order)
+                    self._head = None
                 self._push(priority, envelope)
             break
         self._count_drop(MailboxDropReason.DROP_HEAD)
@@ -185,18 +190,24 @@ class PriorityMailbox(OverflowMailbox):
 
     def take(self) -> Any:
         """Remove and return the most urgent user item, or :data:`EMPTY`."""
+        head = self._head
+        if head:  # the common case: the most urgent tier is cached and not empty
+            self._size -= 1
+            return head.popleft()
+        return self._take_from_next_tier()
+
+    def _take_from_next_tier(self) -> Any:
         order = self._order
+        tiers = self._tiers
+        while order and not tiers[order[0]]:  # drop tiers emptied since they were cached
+            del tiers[heappop(order)]
         if not order:
+            self._head = None
             self._next_warn = self.warn_threshold
             return EMPTY
-        priority = order[0]
-        tier = self._tiers[priority]
-        item = tier.popleft()
-        if not tier:
-            del self._tiers[priority]
-            heappop(order)
+        head = self._head = tiers[order[0]]
         self._size -= 1
-        return item
+        return head.popleft()
 
     def dequeue_user(self) -> Envelope | None:
         """Remove and return the most urgent user message, or ``None`` if there is none."""
@@ -224,6 +235,7 @@ class PriorityMailbox(OverflowMailbox):
             if tier is None:
                 tier = tiers[priority] = deque()
                 heappush(self._order, priority)
+                self._head = None
             tier.appendleft(item)
         self._size = size = self._size + len(batch)
         if size >= self._next_warn:
@@ -235,6 +247,7 @@ class PriorityMailbox(OverflowMailbox):
         drained = [as_envelope(item) for priority in sorted(tiers) for item in tiers[priority]]
         tiers.clear()
         self._order.clear()
+        self._head = None
         self._size = 0
         self._next_warn = self.warn_threshold
         return drained
