@@ -178,7 +178,10 @@ class ActorCell(ContextImpl):
                 if self._awaiting or self._terminated:
                     return
                 if empty:
-                    break
+                    if self._mailbox._system is None:
+                        self._scheduled = False  # nothing left: the turn ends idle
+                        return
+                    continue
         finally:
             system._running = outer
             if not self._awaiting:
@@ -222,6 +225,10 @@ class ActorCell(ContextImpl):
                             return done, False
                     except Exception as error:
                         _fault_handling.handle_failure(self, item, error)
+                        return done, False
+                elif countdown and not item.exempt:
+                    self._invoke(item)  # an ask, a tell with a sender, a letter
+                    if self._awaiting or self._suspended:
                         return done, False
                 else:
                     timed = not countdown
@@ -287,11 +294,14 @@ class ActorCell(ContextImpl):
             _fault_handling.handle_failure(self, env, error)
             return
         self._current = EMPTY
-        if env.reply is not None:
+        reply = env.reply
+        if reply is not None:
             if self._replied:
                 self._replied = False
-            else:
-                self._system._deliver_reply(env.reply, result, None, self._ref)
+            elif reply.done():  # the ask timed out (or was cancelled): a late reply
+                self._system._deliver_reply(reply, result, None, self._ref)
+            else:  # on the loop thread: blocking cells override _invoke
+                reply.set_result(result)
 
     def _step(self, coro: Any) -> bool:
         """Run an async handler inline; True if it finished (value in ``_stepped``).
