@@ -13,7 +13,7 @@ import asyncio
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
-from dovecote._errors import AskTimeoutError
+from dovecote._errors import ActorStoppedError, AskTimeoutError
 
 if TYPE_CHECKING:
     from dovecote.actors._ref import ActorRef
@@ -76,10 +76,23 @@ class AskTimeouts:
                 )
             )
 
-    def close(self) -> None:
-        """Cancel the timers (pending asks are failed by the actors stopping)."""
+    def close(self, system_name: str) -> None:
+        """The system shut down: cancel the timers and fail every ask still pending.
+
+        Most pending asks were already failed by their actor stopping; what is left had
+        its message dropped by an overflow policy, and would otherwise wait forever now
+        that no timer will expire it.
+        """
         for lane in self._lanes.values():
             if lane.timer is not None:
                 lane.timer.cancel()
                 lane.timer = None
+            for _, future, ref, message_type, _ in lane.entries:
+                if not future.done():
+                    future.set_exception(
+                        ActorStoppedError(
+                            f"actor system {system_name!r} shut down before {ref.path} "
+                            f"answered a {message_type.__name__} message"
+                        )
+                    )
         self._lanes.clear()

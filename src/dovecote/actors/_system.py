@@ -18,7 +18,7 @@ from dovecote.actors._ask_timeouts import AskTimeouts
 from dovecote.actors._cell import ActorCell
 from dovecote.actors._clock import Clock
 from dovecote.actors._event_stream import EventStream
-from dovecote.actors._messages import DeadLetter, DeadLetterReason
+from dovecote.actors._messages import DeadLetter, DeadLetterReason, PoisonPill
 from dovecote.actors._names import NAME_PATTERN
 from dovecote.actors._options import ActorOptions
 from dovecote.actors._ref import ActorRef, enable_threads
@@ -242,7 +242,7 @@ class ActorSystem:
                         task.cancel()
                 await asyncio.wait_for(asyncio.shield(self._done), 1.0)
         finally:
-            self._ask_timeouts.close()
+            self._ask_timeouts.close(self._name)
             self._blocking.shutdown()
             if self._post_office is not None:
                 await self._post_office.stop()
@@ -372,6 +372,12 @@ class ActorSystem:
         """
         if not isinstance(item, Envelope):
             self._dead_letter(item, None, cell._ref, reason)
+            return
+        message = item.message
+        if message is PoisonPill:
+            return  # stopping a stopped actor is a no-op, not a lost message
+        if type(message) is DrainBarrier:
+            message.callback(cell)  # a stopped actor has nothing left to drain
             return
         if item.reply is not None:
             self._fail_reply(item.reply, cell)
