@@ -117,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
                 if WORKLOADS[w].dovecote_only:  # its ratios need the yardstick's tell too
                     retry += [g for g in groups if g[0].workload == "tell" and g not in retry]
             print(f"re-measuring {len(retry)} group(s) before failing", file=sys.stderr)
-            fresh = run_plan(retry, repeats, quick, timeout)
+            fresh = run_plan(retry, max(repeats, 5), quick, timeout)  # more repeats: steadier
             retried = {(v.target.workload, v.target.metric, v.target.loop): v
                        for v in evaluate(fresh)}
             verdicts = [
