@@ -92,7 +92,7 @@ def spawn(
 
 
 # -- starting -----------------------------------------------------------------------------------
-# [ActorCell, BlockingActorCell], filled in by the _cell module, which imports this one
+# [ActorCell, BlockingActorCell], filled in by _blocking_cell (the cell modules import this one)
 _cell_classes: list[type[ActorCell]] = []
 
 

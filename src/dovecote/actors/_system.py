@@ -15,6 +15,7 @@ from dovecote._errors import ActorNotFoundError, ActorStoppedError, DovecoteErro
 from dovecote.actors import _lifecycle, _ref
 from dovecote.actors._actor import Actor
 from dovecote.actors._ask_timeouts import AskTimeouts
+from dovecote.actors._blocking_cell import BlockingActorCell  # noqa: F401 (registers it)
 from dovecote.actors._cell import ActorCell
 from dovecote.actors._clock import Clock
 from dovecote.actors._event_stream import EventStream

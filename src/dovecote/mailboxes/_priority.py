@@ -108,6 +108,7 @@ class PriorityMailbox(OverflowMailbox):
             kind = type(priority)
             if kind is not int and not (kind is float and priority == priority):
                 priority = self._checked(message, priority)
+        # _push, inlined: post is the hot path of every tell to a priority mailbox
         tier = self._tiers.get(priority)
         if tier is None:
             tier = self._tiers[priority] = deque()

@@ -1,0 +1,56 @@
+"""The cell of an actor on the ``"blocking"`` dispatcher: handlers run on worker threads."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from dovecote.actors import _lifecycle
+from dovecote.actors._cell import ActorCell
+from dovecote.dispatch import CoroutineType
+from dovecote.mailboxes import EMPTY, Envelope, Mailbox
+
+__all__ = ["BlockingActorCell"]
+
+
+class BlockingActorCell(ActorCell):
+    """A cell on the ``"blocking"`` dispatcher: each handler call runs on a worker thread.
+
+    Every message, bare or enveloped, goes to the pool; the turn ends while the thread
+    works and continues when it is done, so it is still one message at a time.
+    """
+
+    __slots__ = ()
+
+    def _drain(self, mailbox: Mailbox, done: int, budget: int) -> tuple[int, bool]:
+        item = mailbox.take()
+        if item is EMPTY:
+            return done, True
+        self._invoke_item(item, False)
+        return done + 1, False
+
+    def _invoke_bare(self, message: Any) -> None:
+        self._current = message
+        system = self._system
+        loop = system._loop
+        self._await(system._blocking.submit(loop, _call_in_thread, self._behavior, message))
+
+    def _invoke(self, env: Envelope) -> None:
+        self._current = env
+        system = self._system
+        loop = system._loop
+        self._await(system._blocking.submit(loop, _call_in_thread, self._behavior, env.message))
+
+
+def _call_in_thread(handler: Callable[[Any], Any], message: Any) -> Any:
+    result = handler(message)
+    if type(result) is CoroutineType:
+        result.close()
+        raise TypeError(
+            "the 'blocking' dispatcher runs plain functions on threads; make on_receive a "
+            "regular def (or use the default dispatcher for async def handlers)"
+        )
+    return result
+
+
+_lifecycle._cell_classes[:] = [ActorCell, BlockingActorCell]
