@@ -289,3 +289,26 @@ async def test_ask_queued_behind_a_poison_pill_raises_actor_stopped_error(system
     with pytest.raises(ActorStoppedError):
         await asyncio.wait_for(pending, TIMEOUT)
     assert inbox.items == []
+
+
+async def test_an_envelope_subclass_told_as_a_message_arrives_as_itself_every_time(system):
+    # The runtime's own envelopes are told apart by exact type; any other object, even a
+    # subclass of Envelope, is a message. The 1-in-32 timed sample must agree.
+    from dovecote import Envelope
+
+    class Parcel(Envelope):
+        __slots__ = ()
+
+    seen: list[object] = []
+
+    class Keeper(Actor):
+        def on_receive(self, message: object) -> object:
+            seen.append(message)
+            return None
+
+    ref = system.spawn(Keeper, "keeper")
+    parcels = [Parcel(i) for i in range(64)]
+    for parcel in parcels:
+        ref.tell(parcel)
+    await ref.ask("barrier", timeout=TIMEOUT)
+    assert seen[:64] == parcels

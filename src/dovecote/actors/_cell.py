@@ -257,12 +257,7 @@ class ActorCell(ContextImpl):
     # -- invoking the handler ----------------------------------------------------------------
     def _invoke_timed(self, item: Any) -> None:
         started = _perf()
-        if not isinstance(item, Envelope):
-            self._invoke_bare(item)
-        elif item.exempt:
-            self._invoke_exempt(item)
-        else:
-            self._invoke(item)
+        self._invoke_item(item, False)
         stats = self._stats
         if not self._awaiting and stats is not None:
             stats.observe_seconds(_perf() - started)
