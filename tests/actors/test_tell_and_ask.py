@@ -300,15 +300,18 @@ async def test_an_envelope_subclass_told_as_a_message_arrives_as_itself_every_ti
         __slots__ = ()
 
     seen: list[object] = []
+    senders: list[object] = []
 
     class Keeper(Actor):
         def on_receive(self, message: object) -> object:
             seen.append(message)
+            senders.append(self.context.sender)
             return None
 
     ref = system.spawn(Keeper, "keeper")
-    parcels = [Parcel(i) for i in range(64)]
+    parcels = [Parcel(i, sender="not-a-ref") for i in range(64)]
     for parcel in parcels:
         ref.tell(parcel)
     await ref.ask("barrier", timeout=TIMEOUT)
     assert seen[:64] == parcels
+    assert senders[:64] == [None] * 64  # the parcel's own field is not the actor's sender

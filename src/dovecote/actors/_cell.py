@@ -20,14 +20,15 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from dovecote.actors import _fault_handling, _lifecycle
+from dovecote.actors import _envelope_kinds, _fault_handling, _lifecycle
 from dovecote.actors import _ref as _ref_module
 from dovecote.actors._context_impl import ContextImpl
+from dovecote.actors._envelope_kinds import is_runtime_envelope
 from dovecote.actors._messages import PoisonPill, Terminated
 from dovecote.actors._ref import ActorRef
 from dovecote.actors._system_messages import DrainBarrier
 from dovecote.dispatch import CoroutineType, continue_in_task, step_inline
-from dovecote.mailboxes import EMPTY, Envelope, ExemptEnvelope, Mailbox
+from dovecote.mailboxes import EMPTY, Envelope, Mailbox
 from dovecote.observability import get_logger
 
 if TYPE_CHECKING:
@@ -46,14 +47,9 @@ _perf = time.perf_counter
 
 _base_take = Mailbox.take
 
-# Exact types the runtime puts in user queues; anything else there is a bare message.
-_ENVELOPES: frozenset[type] = frozenset({Envelope, ExemptEnvelope})
-
-
 def register_envelope_type(kind: type) -> None:
     """Tell the dispatcher (and ``tell``) that ``kind`` is a runtime envelope class."""
-    global _ENVELOPES
-    _ENVELOPES = _ENVELOPES | {kind}
+    _envelope_kinds.register(kind)
     _ref_module._NOT_BARE = _ref_module._NOT_BARE | {kind}
 
 
@@ -200,7 +196,7 @@ class ActorCell(ContextImpl):
         or something needs the outer loop: a system message, a failure, an await."""
         system = self._system
         countdown = system._sample_countdown  # one message in `sample_every` is timed
-        envelopes = _ENVELOPES
+        envelopes = _envelope_kinds.runtime_types()
         coroutine = CoroutineType
         # Mailboxes that keep the base take() (Mailbox, BoundedMailbox) hand out items
         # straight from their deque: popleft raises IndexError when it is empty.
@@ -246,7 +242,7 @@ class ActorCell(ContextImpl):
         """The general path for one user item; True if the turn must stop here."""
         if timed:
             self._invoke_timed(item)
-        elif type(item) not in _ENVELOPES:
+        elif not is_runtime_envelope(item):
             self._invoke_bare(item)
         elif item.exempt:
             self._invoke_exempt(item)
@@ -327,7 +323,7 @@ class ActorCell(ContextImpl):
         self._replied = False
         self._awaiting = False
         self._task = None
-        reply = item.reply if isinstance(item, Envelope) else None
+        reply = item.reply if is_runtime_envelope(item) else None
         if item is not EMPTY:
             if task.cancelled():
                 # only a forced stop cancels a handler: the asker learns the actor stopped

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from dovecote.actors import _death_watch, _lifecycle, _timers
 from dovecote.actors._context import ActorContext
+from dovecote.actors._envelope_kinds import is_runtime_envelope
 from dovecote.actors._messages import DeadLetterReason
 from dovecote.actors._ref import ActorRef, ReplyRef
 from dovecote.mailboxes import EMPTY, Envelope, Mailbox
@@ -63,7 +64,7 @@ class ContextImpl(ActorContext):
     # -- replies -----------------------------------------------------------------------------
     def _reply(self, message: Any) -> None:
         env = self._current
-        if not isinstance(env, Envelope):
+        if not is_runtime_envelope(env):
             self._system._dead_letter(message, self._ref, None, DeadLetterReason.NO_RECIPIENT)
         elif env.sender is not None:
             env.sender.tell(message, self._ref)
@@ -75,7 +76,7 @@ class ContextImpl(ActorContext):
 
     def _sender(self) -> ActorRef | None:
         env = self._current
-        if not isinstance(env, Envelope):
+        if not is_runtime_envelope(env):
             return None
         sender: ActorRef | None = env.sender
         if sender is not None:
@@ -130,7 +131,7 @@ class ContextImpl(ActorContext):
         env = self._current
         if env is EMPTY:
             raise RuntimeError("stash() can only be called while handling a message")
-        if isinstance(env, Envelope) and env.reply is not None:
+        if is_runtime_envelope(env) and env.reply is not None:
             if env.reply.done():
                 raise RuntimeError("cannot stash a message that was already answered")
             self._replied = True  # the handler's return value must not answer it now

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from dovecote.actors._envelope_kinds import is_runtime_envelope
 from dovecote.actors._system_messages import RESUME, Failed, Restart
-from dovecote.mailboxes import Envelope
 from dovecote.supervision import Directive, RestartStats, SupervisorStrategy
 
 if TYPE_CHECKING:
@@ -22,7 +22,7 @@ def handle_failure(cell: ActorCell, item: Any, error: Exception) -> None:
     stats = cell._stats
     if stats is not None:
         stats.failed += 1
-    env = item if isinstance(item, Envelope) else None
+    env = item if is_runtime_envelope(item) else None
     message = env.message if env is not None else item
     cell.log.error("actor failed", message_type=type(message).__name__, exc_info=error)
     # Supervisor first: its turn is queued before the asker wakes, so an asker that

@@ -18,6 +18,7 @@ from dovecote.actors._ask_timeouts import AskTimeouts
 from dovecote.actors._blocking_cell import BlockingActorCell  # noqa: F401 (registers it)
 from dovecote.actors._cell import ActorCell
 from dovecote.actors._clock import Clock
+from dovecote.actors._envelope_kinds import is_runtime_envelope
 from dovecote.actors._event_stream import EventStream
 from dovecote.actors._messages import DeadLetter, DeadLetterReason, PoisonPill
 from dovecote.actors._names import NAME_PATTERN
@@ -25,7 +26,7 @@ from dovecote.actors._options import ActorOptions
 from dovecote.actors._ref import ActorRef, enable_threads
 from dovecote.actors._system_messages import TERMINATE, DrainBarrier
 from dovecote.dispatch import DEFAULT_THROUGHPUT, BlockingExecutor
-from dovecote.mailboxes import Envelope, ExemptEnvelope, Mailbox, MailboxDropReason
+from dovecote.mailboxes import ExemptEnvelope, Mailbox, MailboxDropReason
 from dovecote.observability import ClassStats, RuntimeMetrics, get_logger
 from dovecote.supervision import OneForOneStrategy, SupervisorStrategy
 
@@ -371,7 +372,7 @@ class ActorSystem:
         A letter from the post office is not lost: failing its delivery puts it back in
         its address's queue, so it is not a dead letter.
         """
-        if not isinstance(item, Envelope):
+        if not is_runtime_envelope(item):
             self._dead_letter(item, None, cell._ref, reason)
             return
         message = item.message
