@@ -125,7 +125,7 @@ class ActorMailProvider(MemoryProvider):
         address = MailAddress.parse(cell.address)
         subscription = Subscription(self, address, _DeliverToActor(cell), uuid.uuid4().hex)
         self.bus.topic(str(address)).subscriptions[subscription.id] = subscription
-        self._subscriptions[subscription.id] = subscription
+        self._register_subscription(subscription)
         self._actor_subscriptions[cell] = subscription
 
     def detach(self, cell: ActorCell) -> None:
@@ -134,7 +134,7 @@ class ActorMailProvider(MemoryProvider):
         if subscription is None:
             return
         subscription._active = False
-        self._subscriptions.pop(subscription.id, None)
+        self._unregister_subscription(subscription)
         for task in list(subscription._backoffs):
             task.cancel()
         state = self.bus.find(str(subscription.address))

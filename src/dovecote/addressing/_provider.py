@@ -75,6 +75,8 @@ class Provider:
         self.delivery_settle_timeout = delivery_settle_timeout
         self._retry = retry
         self._subscriptions: dict[str, Subscription] = {}
+        self._subscribed: dict[str, int] = {}  # live subscriptions per address
+        self._barriers: set[str] = set()  # copies whose settlement _broadcast attached
         self._pending: set[asyncio.Task[None]] = set()
         self._started = False
         self._warned: set[str] = set()
@@ -145,7 +147,25 @@ class Provider:
         headers[HEADER_SEND_ID] = uuid.uuid4().hex
         headers[HEADER_SENT_AT] = iso_timestamp(self.clock.wall())
         stamped = attrs.evolve(message, headers=headers)
-        await self._send(stamped)
+        key = stamped.key or ""
+        try:
+            await self._send(stamped)
+        finally:
+            attached = key in self._barriers
+            self._barriers.discard(key)
+        if (
+            self.broadcast_deliveries
+            and not attached
+            and self._subscribed.get(str(stamped.to), 0) > 0
+        ):
+            # A broadcast transport whose _send never called _broadcast: nothing would
+            # settle the deliveries, so fall back to requeueing the whole message.
+            self._warn_once(
+                "barrier",
+                "broadcast provider's _send did not attach settlement (call _broadcast); "
+                "requeueing whole messages instead",
+            )
+            await self._call_nack(stamped, True)
         return stamped
 
     async def _send(self, message: MailMessage) -> None:
@@ -162,14 +182,31 @@ class Provider:
         self.require("subscribe", address)
         subscription = Subscription(self, address, callback, uuid.uuid4().hex)
         await self._subscribe(subscription)
-        self._subscriptions[subscription.id] = subscription
+        self._register_subscription(subscription)
         return subscription
+
+    def _register_subscription(self, subscription: Subscription) -> None:
+        """Book a live subscription (for transports that attach one themselves)."""
+        self._subscriptions[subscription.id] = subscription
+        address = str(subscription.address)
+        self._subscribed[address] = self._subscribed.get(address, 0) + 1
+
+    def _unregister_subscription(self, subscription: Subscription) -> None:
+        """Undo :meth:`_register_subscription`; idempotent."""
+        if self._subscriptions.pop(subscription.id, None) is None:
+            return
+        address = str(subscription.address)
+        left = self._subscribed.get(address, 0) - 1
+        if left > 0:
+            self._subscribed[address] = left
+        else:
+            self._subscribed.pop(address, None)
 
     async def _remove_subscription(self, subscription: Subscription) -> None:
         if not subscription._active:
             return
         subscription._active = False
-        self._subscriptions.pop(subscription.id, None)
+        self._unregister_subscription(subscription)
         for task in list(subscription._backoffs):
             task.cancel()
         await self._unsubscribe(subscription)
@@ -187,6 +224,7 @@ class Provider:
         Call it synchronously from ``_send`` (before any ``await``) so settlement is
         attached before anything else can observe the message.
         """
+        self._barriers.add(message.key or "")
         task = asyncio.get_running_loop().create_task(
             self._settle(message, tuple(subscriptions))
         )
