@@ -21,12 +21,13 @@ from dovecote.actors._clock import Clock
 from dovecote.actors._envelope_kinds import is_runtime_envelope
 from dovecote.actors._event_stream import EventStream
 from dovecote.actors._messages import DeadLetter, DeadLetterReason, PoisonPill
+from dovecote.actors._metrics_wiring import DropCounter, MailboxSizes
 from dovecote.actors._names import NAME_PATTERN
 from dovecote.actors._options import ActorOptions
 from dovecote.actors._ref import ActorRef, enable_threads
 from dovecote.actors._system_messages import TERMINATE, DrainBarrier
 from dovecote.dispatch import DEFAULT_THROUGHPUT, BlockingExecutor
-from dovecote.mailboxes import ExemptEnvelope, Mailbox, MailboxDropReason
+from dovecote.mailboxes import ExemptEnvelope, Mailbox
 from dovecote.observability import ClassStats, RuntimeMetrics, get_logger
 from dovecote.supervision import OneForOneStrategy, SupervisorStrategy
 
@@ -42,19 +43,6 @@ _log = get_logger("dovecote.system")
 
 class _Guardian(Actor):
     """The ``/user`` guardian: parent of every top-level actor."""
-
-
-class _DropCounter:
-    """Observer attached to a drop-reporting mailbox: counts drops per class, path, policy."""
-
-    __slots__ = ("_cell",)
-
-    def __init__(self, cell: ActorCell) -> None:
-        self._cell = cell
-
-    def __call__(self, reason: MailboxDropReason) -> None:
-        cell = self._cell
-        cell._system.metrics.record_drop(cell._class_name, cell.path, str(reason))
 
 
 class ActorSystem:
@@ -103,7 +91,7 @@ class ActorSystem:
         self._guardian_strategy = guardian_strategy or OneForOneStrategy()
         self.clock = clock or Clock()
         self.metrics = RuntimeMetrics(name, sample_every=metrics_sample_every)
-        self.metrics.set_mailbox_size_source(self._mailbox_sizes)
+        self.metrics.set_mailbox_size_source(MailboxSizes(self))
         self._sample_every = self.metrics.sample_every
         self._sample_countdown = self._sample_every
         self.event_stream = EventStream()
@@ -319,29 +307,10 @@ class ActorSystem:
         cell._queue = None
         observe = getattr(mailbox, "observe_drops", None)
         if observe is not None:
-            observe(_DropCounter(cell))
+            observe(DropCounter(cell))
 
     def _enable_threads(self) -> None:
         enable_threads()
-
-    def _mailbox_sizes(self) -> list[tuple[str, str | None, int]]:
-        # Called at scrape time, possibly from the metrics server's thread: copy first,
-        # retry if the tree changed under us.
-        for _ in range(3):
-            try:
-                rows: list[tuple[str, str | None, int]] = []
-                for cell in list(self._walk()):
-                    size = len(cell._mailbox)
-                    path: str | None = None
-                    if size >= Mailbox.warn_threshold:
-                        # past the growth-warning mark: this actor gets its own series
-                        path = cell.path
-                        self.metrics.track_path(cell._class_name, path)
-                    rows.append((cell._class_name, path, size))
-                return rows
-            except RuntimeError:
-                continue
-        return []
 
     def _publish_lifecycle(self, event_type: type, cell: ActorCell, *args: Any) -> None:
         stream = self.event_stream

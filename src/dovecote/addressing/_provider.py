@@ -32,6 +32,7 @@ from ._message import (
     MailMessage,
     is_system_header,
 )
+from ._pull_side import PullSide
 from ._retry import (
     BroadcastVerdict,
     DeliveryOutcome,
@@ -40,8 +41,7 @@ from ._retry import (
     is_retriable_error,
     settle_broadcast,
 )
-from ._status import AddressStatus, LocatedCopy
-from ._subscription import Callback, Lease, Subscription
+from ._subscription import Callback, Subscription
 
 __all__ = ["DEFAULT_ACK_TIMEOUT", "DEFAULT_DELIVERY_SETTLE_TIMEOUT", "Provider"]
 
@@ -53,7 +53,7 @@ DEFAULT_DELIVERY_SETTLE_TIMEOUT = 30.0
 _log = structlog.get_logger("dovecote.addressing")
 
 
-class Provider:
+class Provider(PullSide):
     """Base class of every transport registered on a :class:`PostOffice` for one scheme.
 
     Subclasses set ``scheme``, declare what they can do in :attr:`supports`, and implement
@@ -366,43 +366,6 @@ class Provider:
         if topic not in self._warned:
             self._warned.add(topic)
             _log.warning(text, provider=type(self).__name__, scheme=self.scheme)
-
-    # -- pull side (override what the transport supports) -----------------------------
-    async def fetch_message(self, address: MailAddress) -> MailMessage | None:
-        """Take the next queued message (it counts as handled)."""
-        raise UnsupportedCapabilityError(f"provider {self.scheme!r} cannot fetch")
-
-    async def fetch_leased(self, address: MailAddress, ack_timeout: float) -> Lease | None:
-        """Take the next queued message under a lease (0 = never expires)."""
-        raise UnsupportedCapabilityError(f"provider {self.scheme!r} cannot lease messages")
-
-    async def peek(self, address: MailAddress, limit: int) -> list[MailMessage]:
-        """Copies of up to ``limit`` queued messages; changes nothing."""
-        raise UnsupportedCapabilityError(f"provider {self.scheme!r} cannot peek")
-
-    async def settle(self, address: MailAddress, key: str, lease_id: str, disposition: str) -> bool:
-        """Settle a leased copy by its key and lease id; False if the lease is stale."""
-        raise UnsupportedCapabilityError(f"provider {self.scheme!r} cannot settle leases")
-
-    async def status(self, address: MailAddress) -> AddressStatus:
-        """Status of one address."""
-        raise UnsupportedCapabilityError(f"provider {self.scheme!r} cannot report status")
-
-    async def list_statuses(self) -> list[AddressStatus]:
-        """Status of every address this provider knows (needs ``"enumerate"``)."""
-        raise UnsupportedCapabilityError(f"provider {self.scheme!r} cannot enumerate")
-
-    async def recover(self, address: MailAddress | None = None) -> dict[str, int]:
-        """Reclaim expired leases; returns reclaimed counts by address."""
-        raise UnsupportedCapabilityError(f"provider {self.scheme!r} has no leases to recover")
-
-    async def clear(self) -> int:
-        """Drop the backlog (queued + in flight); returns how many copies were dropped."""
-        raise UnsupportedCapabilityError(f"provider {self.scheme!r} cannot clear")
-
-    async def locate(self, message_id: str) -> list[LocatedCopy]:
-        """Every copy whose sender-chosen ``id`` is ``message_id`` (read-only)."""
-        raise UnsupportedCapabilityError(f"provider {self.scheme!r} cannot locate")
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} scheme={self.scheme!r}>"
