@@ -123,3 +123,15 @@ async def time_asks(ask: Callable[[int], Awaitable[object]], n: int) -> dict[str
         await ask(i)
         lat[i] = perf_counter() - t
     return latency_metrics(lat, perf_counter() - t0)
+
+
+async def time_fanout(
+    tells: list[Callable[[int], object]], rounds: int, done: Awaitable[object]
+) -> dict[str, float]:
+    """Tell every actor round-robin ``rounds`` times, then await ``done``: msgs/s."""
+    t0 = perf_counter()
+    for i in range(rounds):
+        for tell in tells:
+            tell(i)
+    await done
+    return {"msgs_per_s": rounds * len(tells) / (perf_counter() - t0)}

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Protocol
 
-from .._measure import collect, perf_counter, rss_bytes, time_asks
+from .._measure import collect, perf_counter, rss_bytes, time_asks, time_fanout
 from .._plan import GROUP
 from ._base import BaseRuntime, Metrics
 
@@ -151,15 +151,10 @@ class KitRuntime(BaseRuntime):
         actors = [self.actor_cls(Countdown(per_actor, latch).receive, loop) for _ in range(GROUP)]
         tells = [a.tell for a in actors]
         await settle()
-        t0 = perf_counter()
-        for i in range(per_actor):
-            for tell in tells:
-                tell(i)
-        await done
-        elapsed = perf_counter() - t0
+        metrics = await time_fanout(tells, per_actor, done)
         for a in actors:
             a.stop()
-        return {"msgs_per_s": per_actor * GROUP / elapsed}
+        return metrics
 
     async def wl_ring(self, n: int) -> Metrics:
         loop = asyncio.get_running_loop()

@@ -12,7 +12,7 @@ from typing import Any
 
 from dovecote import Actor, ActorOptions, ActorSystem, BoundedMailbox, PriorityMailbox
 
-from .._measure import collect, perf_counter, rss_bytes, time_asks
+from .._measure import collect, perf_counter, rss_bytes, time_asks, time_fanout
 from .._plan import GROUP
 from ._base import BaseRuntime, Metrics
 from ._local import Latch, settle, wait_all_dead
@@ -139,15 +139,10 @@ class DovecoteRuntime(BaseRuntime):
         refs = [spawn(lambda: _Countdown(per_actor, latch)) for _ in range(GROUP)]
         tells = [r.tell for r in refs]
         await settle()
-        t0 = perf_counter()
-        for i in range(per_actor):
-            for tell in tells:
-                tell(i)
-        await done
-        elapsed = perf_counter() - t0
+        metrics = await time_fanout(tells, per_actor, done)
         for r in refs:
             r.stop()
-        return {"msgs_per_s": per_actor * GROUP / elapsed}
+        return metrics
 
     async def wl_ring(self, n: int) -> Metrics:
         loop = asyncio.get_running_loop()
