@@ -187,7 +187,7 @@ class ActorCell(ContextImpl):
                 stats.processed += done
         mailbox = self._mailbox
         if mailbox._system is not None or (not self._suspended and mailbox.user_count):
-            system._call_soon(self._run)
+            system._schedule(self)
         else:
             self._scheduled = False
 

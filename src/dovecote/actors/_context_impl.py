@@ -146,7 +146,7 @@ class ContextImpl(ActorContext):
             self._mailbox.prepend_user(stash)
             if not self._scheduled:
                 self._scheduled = True
-                self._system._call_soon(self._run)
+                self._system._schedule(cast("ActorCell", self))
 
     def become(self, handler: Callable[[Any], Any], *, discard_old: bool = True) -> None:
         if not callable(handler):
@@ -187,10 +187,10 @@ class ContextImpl(ActorContext):
         self._mailbox.enqueue_system(message)
         if not self._scheduled:
             self._scheduled = True
-            self._system._call_soon(self._run)
+            self._system._schedule(cast("ActorCell", self))
 
     def _enqueue(self, env: Envelope) -> None:
         self._mailbox.enqueue(env)
         if not self._scheduled:
             self._scheduled = True
-            self._system._call_soon(self._run)
+            self._system._schedule(cast("ActorCell", self))

@@ -73,7 +73,7 @@ class ActorRef:
             return
         if not cell._scheduled:
             cell._scheduled = True
-            cell._system._call_soon(cell._run)
+            cell._system._schedule(cell)
 
     _tell_fast = tell
 
@@ -95,7 +95,7 @@ class ActorRef:
             cell._mailbox.enqueue(Envelope(message, sender))
         if not cell._scheduled:
             cell._scheduled = True
-            cell._system._call_soon(cell._run)
+            cell._system._schedule(cell)
 
     async def ask(self, message: Any, timeout: float = 5.0) -> Any:
         """Send ``message`` and wait for the handler's return value (or context.reply).
@@ -121,7 +121,7 @@ class ActorRef:
         cell._mailbox.enqueue(Envelope(message, None, future))
         if not cell._scheduled:
             cell._scheduled = True
-            system._call_soon(cell._run)
+            system._schedule(cell)
         if timeout != _INF:
             system._ask_timeouts.track(future, self, message, timeout)
         return await future
@@ -138,7 +138,7 @@ class ActorRef:
         cell._mailbox.enqueue(ExemptEnvelope(PoisonPill, None))
         if not cell._scheduled:
             cell._scheduled = True
-            cell._system._call_soon(cell._run)
+            cell._system._schedule(cell)
 
     # -- identity ----------------------------------------------------------------------------
     @property

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import math
 import re
 import threading
 from collections import deque
@@ -26,6 +27,7 @@ from dovecote.actors._names import NAME_PATTERN
 from dovecote.actors._options import ActorOptions
 from dovecote.actors._ref import ActorRef, enable_threads
 from dovecote.actors._system_messages import TERMINATE, DrainBarrier
+from dovecote.actors._turns import DEFAULT_SLICE, TurnQueue
 from dovecote.dispatch import DEFAULT_THROUGHPUT, BlockingExecutor
 from dovecote.mailboxes import ExemptEnvelope, Mailbox
 from dovecote.observability import ClassStats, RuntimeMetrics, get_logger
@@ -51,7 +53,10 @@ class ActorSystem:
     Create it inside a coroutine (``async with ActorSystem("shop") as system:``); leaving
     the block shuts it down. ``throughput`` is how many messages an actor handles per
     turn before yielding to other actors (``1`` is fairest, larger is faster).
-    ``metrics_sample_every`` times one message in N for ``actor_message_seconds``.
+    Turns run back to back inside one event-loop callback; ``dispatch_slice`` is how
+    many seconds of them may run before the event loop gets control back (other
+    tasks, I/O, timers). ``metrics_sample_every`` times one message in N for
+    ``actor_message_seconds``.
     """
 
     def __init__(
@@ -65,6 +70,7 @@ class ActorSystem:
         blocking_workers: int | None = None,
         clock: Clock | None = None,
         dead_letter_log_limit: int = 10,
+        dispatch_slice: float = DEFAULT_SLICE,
     ) -> None:
         try:
             loop = asyncio.get_running_loop()
@@ -79,6 +85,13 @@ class ActorSystem:
             raise DovecoteError(f"invalid host {host!r}")
         if isinstance(throughput, bool) or not isinstance(throughput, int) or throughput < 1:
             raise ValueError("throughput must be an int >= 1")
+        if (
+            isinstance(dispatch_slice, bool)
+            or not isinstance(dispatch_slice, (int, float))
+            or not dispatch_slice >= 0
+            or dispatch_slice == math.inf
+        ):
+            raise ValueError("dispatch_slice must be a finite number of seconds >= 0")
         if guardian_strategy is not None and not isinstance(guardian_strategy, SupervisorStrategy):
             raise TypeError("guardian_strategy must be a SupervisorStrategy")
         self._name = name
@@ -86,6 +99,8 @@ class ActorSystem:
         self._loop = loop
         self._loop_thread = threading.get_ident()
         self._call_soon = loop.call_soon
+        self._turns = TurnQueue(loop, float(dispatch_slice))
+        self._schedule = self._turns.schedule
         self._ask_timeouts = AskTimeouts(loop)
         self._throughput = throughput
         self._guardian_strategy = guardian_strategy or OneForOneStrategy()
