@@ -216,6 +216,43 @@ async def test_message_durations_are_sampled_into_a_histogram(system):
     assert sum(counts) <= 641
 
 
+def _sampled(system: ActorSystem) -> float:
+    return sum(
+        value
+        for labels, value in metric_samples(system.metrics, "actor_message_seconds_count")
+        if labels.get("actor_class") in class_labels(Metered)
+    )
+
+
+async def test_sample_every_one_times_every_message() -> None:
+    async with ActorSystem("every", metrics_sample_every=1) as system:
+        ref = system.spawn(Metered, "m")
+        for i in range(250):
+            ref.tell(i)
+        await ref.ask("barrier", timeout=TIMEOUT)
+        assert _sampled(system) == 251
+
+
+async def test_one_message_per_turn_is_sampled_one_in_n() -> None:
+    async with ActorSystem("sparse", metrics_sample_every=8) as system:
+        ref = system.spawn(Metered, "m")
+        for i in range(80):
+            await ref.ask(i, timeout=TIMEOUT)  # each ask is a turn of its own
+        assert 9 <= _sampled(system) <= 11
+
+
+async def test_a_busy_turn_is_sampled_at_most_once() -> None:
+    async with ActorSystem("busy", metrics_sample_every=8, throughput=100) as system:
+        ref = system.spawn(Metered, "m")
+        await ref.ask("warm up", timeout=TIMEOUT)
+        before = _sampled(system)
+        for i in range(1_000):
+            ref.tell(i)
+        await ref.ask("barrier", timeout=TIMEOUT)
+        # ~11 turns of up to 100 messages: one sample each at most, not 1_000 / 8
+        assert 1 <= _sampled(system) - before <= 12
+
+
 async def test_serve_metrics_serves_the_registry_over_http(system):
     from dovecote.observability import serve_metrics
 

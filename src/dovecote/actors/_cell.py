@@ -194,49 +194,65 @@ class ActorCell(ContextImpl):
     def _drain(self, mailbox: Mailbox, done: int, budget: int) -> tuple[int, bool]:
         """Handle user messages until the budget is spent, the queue is empty (``True``),
         or something needs the outer loop: a system message, a failure, an await."""
-        system = self._system
-        countdown = system._sample_countdown  # one message in `sample_every` is timed
-        envelopes = _envelope_kinds.runtime_types()
-        coroutine = CoroutineType
         # Mailboxes that keep the base take() (Mailbox, BoundedMailbox) hand out items
-        # straight from their deque: popleft raises IndexError when it is empty.
-        take = mailbox._user.popleft if type(mailbox).take is _base_take else mailbox.take
+        # straight from their deque, and their length is the deque's.
+        user = mailbox._user if type(mailbox).take is _base_take else None
+        take = mailbox.take if user is None else user.popleft
+        system = self._system
+        start = done
+        # Sampling: once `sample_every` messages have gone by, time the first message of
+        # the next turn (sample_every=1 times every message).
+        while system._sample_countdown <= 0 and done < budget:
+            item = mailbox.take()
+            if item is EMPTY:
+                return done, True
+            every = system._sample_every
+            system._sample_countdown = 0 if every == 1 else every
+            done += 1
+            if self._invoke_item(item, True) or mailbox._system is not None:
+                return done, False
         try:
             while done < budget:
-                try:
-                    item = take()
-                except IndexError:
-                    item = EMPTY
-                if item is EMPTY:
+                queued = mailbox.user_count if user is None else len(user)
+                if not queued:
                     mailbox.take()  # re-arms the growth warning
                     return done, True
-                done += 1
-                countdown -= 1
-                if countdown and type(item) not in envelopes:
-                    # the common case, inline: a message told with no sender
-                    self._current = item
-                    try:
-                        result = self._behavior(item)
-                        if type(result) is coroutine and not self._step(result):
-                            return done, False
-                    except Exception as error:
-                        _fault_handling.handle_failure(self, item, error)
-                        return done, False
-                elif countdown and not item.exempt:
-                    self._invoke(item)  # an ask, a tell with a sender, a letter
-                    if self._awaiting or self._suspended:
-                        return done, False
-                else:
-                    timed = not countdown
-                    if timed:
-                        countdown = system._sample_every
-                    if self._invoke_item(item, timed):
-                        return done, False
-                if mailbox._system is not None:
+                handled, stop = self._stretch(mailbox, take, min(budget - done, queued))
+                done += handled
+                if stop:
                     return done, False
             return done, False
         finally:
-            system._sample_countdown = countdown
+            system._sample_countdown -= done - start
+
+    def _stretch(self, mailbox: Mailbox, take: Callable[[], Any], count: int) -> tuple[int, bool]:
+        """Handle ``count`` queued items; stops early (``True``) for what needs the outer
+        loop. Returns how many were handled."""
+        envelopes = _envelope_kinds.runtime_types()
+        coroutine = CoroutineType
+        item: Any = EMPTY
+        handled = 0
+        try:
+            for handled in range(1, count + 1):
+                item = take()
+                if type(item) not in envelopes:
+                    # the common case, inline: a message told with no sender
+                    self._current = item
+                    result = self._behavior(item)
+                    if type(result) is coroutine and not self._step(result):
+                        return handled, True
+                elif not item.exempt:
+                    self._invoke(item)  # an ask, a tell with a sender, a letter
+                    if self._awaiting or self._suspended:
+                        return handled, True
+                elif self._invoke_item(item, False):
+                    return handled, True
+                if mailbox._system is not None:
+                    return handled, True
+        except Exception as error:  # from a bare message's handler (the others catch their own)
+            _fault_handling.handle_failure(self, item, error)
+            return handled, True
+        return count, False
 
     def _invoke_item(self, item: Any, timed: bool) -> bool:
         """The general path for one user item; True if the turn must stop here."""

@@ -55,8 +55,9 @@ class ActorSystem:
     turn before yielding to other actors (``1`` is fairest, larger is faster).
     Turns run back to back inside one event-loop callback; ``dispatch_slice`` is how
     many seconds of them may run before the event loop gets control back (other
-    tasks, I/O, timers). ``metrics_sample_every`` times one message in N for
-    ``actor_message_seconds``.
+    tasks, I/O, timers). ``metrics_sample_every=N`` times about one message in N for
+    ``actor_message_seconds``: once N messages have gone by, the first message of the
+    next turn is timed (at most one per turn; ``1`` times every message).
     """
 
     def __init__(
@@ -108,7 +109,7 @@ class ActorSystem:
         self.metrics = RuntimeMetrics(name, sample_every=metrics_sample_every)
         self.metrics.set_mailbox_size_source(MailboxSizes(self))
         self._sample_every = self.metrics.sample_every
-        self._sample_countdown = self._sample_every
+        self._sample_countdown = 0 if self._sample_every == 1 else self._sample_every
         self.event_stream = EventStream()
         self._address_prefix = f"mem://{name}@{self._host}"
         self._uids = itertools.count(1)

@@ -130,9 +130,12 @@ class RuntimeMetrics(CollectorRegistry):
     queue crossed the growth warning mark), so a system with a million ordinary
     actors still exports a handful of series.
 
-    *sample_every* (default 32) is the histogram sampling rate: the runtime times
-    one message in N and reports it with :meth:`observe_message_seconds`, so
-    ``actor_message_seconds_count`` is about ``processed / sample_every``.
+    *sample_every* (default 32) is the histogram sampling rate: once N messages have
+    gone by, the runtime times the first message of the next turn (at most one per
+    turn; N=1 times every message) and reports it with
+    :meth:`observe_message_seconds`, so ``actor_message_seconds_count`` is about
+    ``processed / sample_every`` for actors handling a few messages per turn, and lower
+    for busy ones.
     *buckets* are the histogram bounds (:data:`DEFAULT_MESSAGE_SECONDS_BUCKETS`).
     """
 
