@@ -180,6 +180,7 @@ class ActorCell(ContextImpl):
                     continue
         finally:
             system._running = outer
+            system._sample_countdown -= done
             if not self._awaiting:
                 self._current = EMPTY
             stats = self._stats
@@ -199,7 +200,7 @@ class ActorCell(ContextImpl):
         user = mailbox._user if type(mailbox).take is _base_take else None
         take = mailbox.take if user is None else user.popleft
         system = self._system
-        start = done
+        item: Any
         # Sampling: once `sample_every` messages have gone by, time the first message of
         # the next turn (sample_every=1 times every message).
         while system._sample_countdown <= 0 and done < budget:
@@ -211,48 +212,39 @@ class ActorCell(ContextImpl):
             done += 1
             if self._invoke_item(item, True) or mailbox._system is not None:
                 return done, False
+        envelopes = _envelope_kinds.RUNTIME_TYPES
+        coroutine = CoroutineType
+        item = EMPTY
         try:
             while done < budget:
-                queued = mailbox.user_count if user is None else len(user)
-                if not queued:
-                    mailbox.take()  # re-arms the growth warning
+                end = done + (mailbox.user_count if user is None else len(user))
+                if end == done:
+                    if user is None or mailbox._next_warn != mailbox.warn_threshold:
+                        mailbox.take()  # re-arms the growth warning
                     return done, True
-                handled, stop = self._stretch(mailbox, take, min(budget - done, queued))
-                done += handled
-                if stop:
-                    return done, False
+                if end > budget:
+                    end = budget
+                while done < end:  # the messages queued now; later ones in the next round
+                    done += 1
+                    item = take()
+                    if type(item) not in envelopes:
+                        # the common case, inline: a message told with no sender
+                        self._current = item
+                        result = self._behavior(item)
+                        if type(result) is coroutine and not self._step(result):
+                            return done, False
+                    elif not item.exempt:
+                        self._invoke(item)  # an ask, a tell with a sender, a letter
+                        if self._awaiting or self._suspended:
+                            return done, False
+                    elif self._invoke_item(item, False):
+                        return done, False
+                    if mailbox._system is not None:
+                        return done, False
             return done, False
-        finally:
-            system._sample_countdown -= done - start
-
-    def _stretch(self, mailbox: Mailbox, take: Callable[[], Any], count: int) -> tuple[int, bool]:
-        """Handle ``count`` queued items; stops early (``True``) for what needs the outer
-        loop. Returns how many were handled."""
-        envelopes = _envelope_kinds.runtime_types()
-        coroutine = CoroutineType
-        item: Any = EMPTY
-        handled = 0
-        try:
-            for handled in range(1, count + 1):
-                item = take()
-                if type(item) not in envelopes:
-                    # the common case, inline: a message told with no sender
-                    self._current = item
-                    result = self._behavior(item)
-                    if type(result) is coroutine and not self._step(result):
-                        return handled, True
-                elif not item.exempt:
-                    self._invoke(item)  # an ask, a tell with a sender, a letter
-                    if self._awaiting or self._suspended:
-                        return handled, True
-                elif self._invoke_item(item, False):
-                    return handled, True
-                if mailbox._system is not None:
-                    return handled, True
         except Exception as error:  # from a bare message's handler (the others catch their own)
             _fault_handling.handle_failure(self, item, error)
-            return handled, True
-        return count, False
+            return done, False
 
     def _invoke_item(self, item: Any, timed: bool) -> bool:
         """The general path for one user item; True if the turn must stop here."""

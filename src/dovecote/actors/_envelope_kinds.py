@@ -11,22 +11,18 @@ from typing import Any
 
 from dovecote.mailboxes import Envelope, ExemptEnvelope
 
-__all__ = ["is_runtime_envelope", "register", "runtime_types"]
+__all__ = ["RUNTIME_TYPES", "is_runtime_envelope", "register"]
 
-_RUNTIME: frozenset[type] = frozenset({Envelope, ExemptEnvelope})
-
-
-def runtime_types() -> frozenset[type]:
-    """The exact envelope classes the runtime queues."""
-    return _RUNTIME
+#: The exact envelope classes the runtime queues (read it through the module: it grows).
+RUNTIME_TYPES: frozenset[type] = frozenset({Envelope, ExemptEnvelope})
 
 
 def register(kind: type) -> None:
     """Add a runtime envelope class (the post office's letters)."""
-    global _RUNTIME
-    _RUNTIME = _RUNTIME | {kind}
+    global RUNTIME_TYPES
+    RUNTIME_TYPES = RUNTIME_TYPES | {kind}
 
 
 def is_runtime_envelope(item: Any) -> bool:
     """True if ``item`` is one of the runtime's envelopes rather than a bare message."""
-    return type(item) in _RUNTIME
+    return type(item) in RUNTIME_TYPES
