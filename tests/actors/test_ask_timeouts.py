@@ -69,3 +69,15 @@ async def test_an_ask_answered_just_in_time_is_not_failed_later(system):
     assert await ref.ask("first", timeout=0.05) == "first"
     await asyncio.sleep(0.08)  # past the first deadline: its timer fires on a done future
     assert await ref.ask("second", timeout=0.05) == "second"
+
+
+async def test_asks_alternating_between_timeouts_each_expire_on_their_own(system):
+    ref = system.spawn(Silent, "silent")
+    first = asyncio.ensure_future(ref.ask("first", timeout=0.05))
+    long = asyncio.ensure_future(ref.ask("long", timeout=5.0))
+    again = asyncio.ensure_future(ref.ask("again", timeout=0.05))
+    for fast in (first, again):
+        with pytest.raises(AskTimeoutError, match=r"0\.05s"):
+            await asyncio.wait_for(fast, 1.0)
+    assert not long.done()
+    long.cancel()

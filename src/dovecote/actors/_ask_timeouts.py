@@ -10,6 +10,7 @@ front as new ones arrive (asks mostly finish in order), so a queue stays short.
 from __future__ import annotations
 
 import asyncio
+import math
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
@@ -36,25 +37,34 @@ class _Lane:
 class AskTimeouts:
     """Expires pending asks of one actor system."""
 
-    __slots__ = ("_lanes", "_loop")
+    __slots__ = ("_lanes", "_last", "_last_timeout", "_loop", "_now")
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self._loop = loop
+        self._now = loop.time
         self._lanes: dict[float, _Lane] = {}
+        self._last_timeout = math.nan  # the lane used last (most programs use one timeout)
+        self._last = _Lane()
 
     def track(
         self, future: asyncio.Future[Any], ref: ActorRef, message: Any, timeout: float
     ) -> None:
         """Fail ``future`` with AskTimeoutError if it is still pending after ``timeout``."""
-        lane = self._lanes.get(timeout)
-        if lane is None:
-            lane = self._lanes[timeout] = _Lane()
+        lane = self._last if timeout == self._last_timeout else self._lane(timeout)
         entries = lane.entries
         while entries and entries[0][1].done():
             entries.popleft()
-        entries.append((self._loop.time() + timeout, future, ref, type(message), timeout))
+        entries.append((self._now() + timeout, future, ref, type(message), timeout))
         if lane.timer is None:
             lane.timer = self._loop.call_at(entries[0][0], self._expire, lane)
+
+    def _lane(self, timeout: float) -> _Lane:
+        lane = self._lanes.get(timeout)
+        if lane is None:
+            lane = self._lanes[timeout] = _Lane()
+        self._last_timeout = timeout
+        self._last = lane
+        return lane
 
     def _expire(self, lane: _Lane) -> None:
         lane.timer = None
@@ -96,3 +106,4 @@ class AskTimeouts:
                         )
                     )
         self._lanes.clear()
+        self._last_timeout = math.nan

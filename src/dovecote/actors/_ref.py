@@ -118,7 +118,13 @@ class ActorRef:
                 "come after the handler returns. Use tell, or context.reply."
             )
         future: asyncio.Future[Any] = system._loop.create_future()
-        cell._mailbox.enqueue(Envelope(message, None, future))
+        queue = cell._queue
+        if queue is not None:  # plain Mailbox: enqueue, inlined
+            queue.append(Envelope(message, None, future))
+            if len(queue) >= cell._mailbox._next_warn:
+                cell._mailbox._grew(len(queue))
+        else:
+            cell._mailbox.enqueue(Envelope(message, None, future))
         if not cell._scheduled:
             cell._scheduled = True
             system._schedule(cell)
