@@ -8,7 +8,7 @@ from typing import Any
 from dovecote.actors import _lifecycle
 from dovecote.actors._cell import ActorCell
 from dovecote.dispatch import CoroutineType
-from dovecote.mailboxes import EMPTY, Envelope, Mailbox
+from dovecote.mailboxes import EMPTY, Envelope
 
 __all__ = ["BlockingActorCell"]
 
@@ -22,12 +22,34 @@ class BlockingActorCell(ActorCell):
 
     __slots__ = ()
 
-    def _drain(self, mailbox: Mailbox, done: int, budget: int) -> tuple[int, bool]:
-        item = mailbox.take()
-        if item is EMPTY:
-            return done, True
-        self._invoke_item(item, False)
-        return done + 1, False
+    def _run(self) -> None:
+        """A turn: system messages first, then one user message handed to the pool."""
+        system = self._system
+        outer = system._running
+        system._running = self
+        try:
+            while True:
+                mailbox = self._mailbox
+                if mailbox._system is not None:
+                    if self._system_step(mailbox):
+                        return
+                    continue
+                if self._suspended:
+                    self._scheduled = False  # the supervisor's answer reschedules it
+                    return
+                item = mailbox.take()
+                if item is EMPTY:
+                    self._scheduled = False
+                    return
+                self._invoke_item(item, False)  # the thread's completion continues the turn
+                if self._stats is not None:
+                    self._stats.processed += 1
+                if self._awaiting or self._terminated:
+                    return
+        finally:
+            system._running = outer
+            if not self._awaiting:
+                self._current = EMPTY
 
     def _invoke_bare(self, message: Any) -> None:
         self._current = message

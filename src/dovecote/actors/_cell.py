@@ -104,7 +104,11 @@ class ActorCell(ContextImpl):
         self._mailbox = mailbox
         self._uid = uid
         self._ref = ActorRef(self)
-        self._queue = mailbox._user if type(mailbox) is Mailbox else None
+        # The user deque of a plain Mailbox, for the fast paths (tell, ask, the inlined
+        # drain); None for other mailboxes and for cells that drain their own way.
+        self._queue = (
+            mailbox._user if type(mailbox) is Mailbox and type(self) is ActorCell else None
+        )
         self._throughput = options.throughput or system._throughput
         self._actor: Actor | None = None
         self._behavior: Callable[[Any], Any] = _not_started
@@ -152,7 +156,12 @@ class ActorCell(ContextImpl):
         _lifecycle.start(self)
 
     def _run(self) -> None:
-        """One dispatcher turn: system messages first, then up to ``throughput`` user ones."""
+        """One dispatcher turn: system messages first, then up to ``throughput`` user ones.
+
+        The user part is inlined here (it is the hot path of every tell and ask): it hands
+        out the messages queued when it looks, and comes back to the top of the loop for
+        whatever must be seen before the next one (a system message, a failure, an await).
+        """
         system = self._system
         outer = system._running
         system._running = self
@@ -162,15 +171,58 @@ class ActorCell(ContextImpl):
             while True:
                 mailbox = self._mailbox
                 if mailbox._system is not None:  # documented: None whenever empty
-                    sys_env = mailbox.dequeue_system()
-                    if sys_env is not None:
-                        _lifecycle.process_system(self, sys_env.message)
-                    if self._awaiting or self._terminated:
+                    if self._system_step(mailbox):
                         return
                     continue
                 if self._suspended or done >= budget:
                     break
-                done, empty = self._drain(mailbox, done, budget)
+                # Mailboxes that keep the base take() (Mailbox, BoundedMailbox) hand out
+                # items straight from their deque, and their length is the deque's.
+                user = self._queue  # set for a plain Mailbox
+                if user is None and type(mailbox).take is _base_take:
+                    user = mailbox._user
+                take = mailbox.take if user is None else user.popleft
+                empty = stop = False
+                if system._sample_countdown <= 0:
+                    empty, stop = self._sample(mailbox)
+                    if not empty:
+                        done += 1
+                    # with sample_every=1 every message comes through here
+                    stop = stop or empty or system._sample_countdown <= 0
+                item: Any = EMPTY
+                envelopes = _envelope_kinds.RUNTIME_TYPES
+                try:
+                    while not stop and done < budget:
+                        end = done + (mailbox.user_count if user is None else len(user))
+                        if end == done:
+                            if user is None or mailbox._next_warn != mailbox.warn_threshold:
+                                mailbox.take()  # re-arms the growth warning
+                            empty = True
+                            break
+                        if end > budget:
+                            end = budget
+                        while done < end:  # what is queued now; later ones next round
+                            done += 1
+                            item = take()
+                            if type(item) not in envelopes:
+                                # the common case: a message told with no sender
+                                self._current = item
+                                result = self._behavior(item)
+                                if type(result) is CoroutineType and not self._step(result):
+                                    break
+                            elif not item.exempt:
+                                self._invoke(item)  # an ask, a tell with a sender, a letter
+                                if self._awaiting or self._suspended:
+                                    break
+                            elif self._invoke_item(item, False):
+                                break
+                            if mailbox._system is not None:
+                                break
+                        else:
+                            continue
+                        break  # the inner loop broke off: back to the top of the turn
+                except Exception as error:  # a bare message's handler raised
+                    _fault_handling.handle_failure(self, item, error)
                 if self._awaiting or self._terminated:
                     return
                 if empty:
@@ -192,59 +244,22 @@ class ActorCell(ContextImpl):
         else:
             self._scheduled = False
 
-    def _drain(self, mailbox: Mailbox, done: int, budget: int) -> tuple[int, bool]:
-        """Handle user messages until the budget is spent, the queue is empty (``True``),
-        or something needs the outer loop: a system message, a failure, an await."""
-        # Mailboxes that keep the base take() (Mailbox, BoundedMailbox) hand out items
-        # straight from their deque, and their length is the deque's.
-        user = mailbox._user if type(mailbox).take is _base_take else None
-        take = mailbox.take if user is None else user.popleft
+    def _system_step(self, mailbox: Mailbox) -> bool:
+        """Handle one system message; True if the turn must end (awaiting or terminated)."""
+        sys_env = mailbox.dequeue_system()
+        if sys_env is not None:
+            _lifecycle.process_system(self, sys_env.message)
+        return self._awaiting or self._terminated
+
+    def _sample(self, mailbox: Mailbox) -> tuple[bool, bool]:
+        """Time the next message (sampling is due); returns (queue was empty, stop)."""
+        item = mailbox.take()
+        if item is EMPTY:
+            return True, False
         system = self._system
-        item: Any
-        # Sampling: once `sample_every` messages have gone by, time the first message of
-        # the next turn (sample_every=1 times every message).
-        while system._sample_countdown <= 0 and done < budget:
-            item = mailbox.take()
-            if item is EMPTY:
-                return done, True
-            every = system._sample_every
-            system._sample_countdown = 0 if every == 1 else every
-            done += 1
-            if self._invoke_item(item, True) or mailbox._system is not None:
-                return done, False
-        envelopes = _envelope_kinds.RUNTIME_TYPES
-        coroutine = CoroutineType
-        item = EMPTY
-        try:
-            while done < budget:
-                end = done + (mailbox.user_count if user is None else len(user))
-                if end == done:
-                    if user is None or mailbox._next_warn != mailbox.warn_threshold:
-                        mailbox.take()  # re-arms the growth warning
-                    return done, True
-                if end > budget:
-                    end = budget
-                while done < end:  # the messages queued now; later ones in the next round
-                    done += 1
-                    item = take()
-                    if type(item) not in envelopes:
-                        # the common case, inline: a message told with no sender
-                        self._current = item
-                        result = self._behavior(item)
-                        if type(result) is coroutine and not self._step(result):
-                            return done, False
-                    elif not item.exempt:
-                        self._invoke(item)  # an ask, a tell with a sender, a letter
-                        if self._awaiting or self._suspended:
-                            return done, False
-                    elif self._invoke_item(item, False):
-                        return done, False
-                    if mailbox._system is not None:
-                        return done, False
-            return done, False
-        except Exception as error:  # from a bare message's handler (the others catch their own)
-            _fault_handling.handle_failure(self, item, error)
-            return done, False
+        every = system._sample_every
+        system._sample_countdown = 0 if every == 1 else every
+        return False, self._invoke_item(item, True) or mailbox._system is not None
 
     def _invoke_item(self, item: Any, timed: bool) -> bool:
         """The general path for one user item; True if the turn must stop here."""

@@ -318,7 +318,8 @@ class ActorSystem:
     def _attach_mailbox(self, cell: ActorCell, mailbox: Mailbox) -> None:
         mailbox.owner = cell.path
         if type(mailbox) is Mailbox:
-            cell._queue = mailbox._user
+            # the fast paths (tell, ask, the inlined drain) are for event-loop cells only
+            cell._queue = mailbox._user if type(cell) is ActorCell else None
             return
         cell._queue = None
         observe = getattr(mailbox, "observe_drops", None)

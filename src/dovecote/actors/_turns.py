@@ -11,6 +11,7 @@ so other tasks and I/O wait at most about one slice (plus the turn in progress).
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections import deque
 from typing import TYPE_CHECKING
@@ -29,20 +30,20 @@ _perf = time.perf_counter
 class TurnQueue:
     """Cells waiting for a turn, and the one loop callback that runs them."""
 
-    __slots__ = ("_cells", "_loop", "_pending", "_slice")
+    __slots__ = ("_call_pump", "_cells", "_pending", "_slice")
 
     def __init__(self, loop: asyncio.AbstractEventLoop, slice_seconds: float) -> None:
         self._cells: deque[ActorCell] = deque()
-        self._loop = loop
         self._pending = False  # a pump is scheduled or running
         self._slice = slice_seconds
+        self._call_pump = functools.partial(loop.call_soon, self._pump)
 
     def schedule(self, cell: ActorCell) -> None:
         """Queue ``cell`` for a turn (the caller has set ``cell._scheduled``)."""
         self._cells.append(cell)
         if not self._pending:
             self._pending = True
-            self._loop.call_soon(self._pump)
+            self._call_pump()
 
     def __len__(self) -> int:
         return len(self._cells)
@@ -60,6 +61,6 @@ class TurnQueue:
                         break
         finally:
             if cells:
-                self._loop.call_soon(self._pump)
+                self._call_pump()
             else:
                 self._pending = False
