@@ -20,6 +20,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 from dovecote._errors import MailboxFullError
 from dovecote.mailboxes import (
     EMPTY,
+    BareEnvelope,
     BoundedMailbox,
     Envelope,
     ExemptEnvelope,
@@ -76,7 +77,7 @@ def same(got: Any, expected: Any) -> bool:
     """A dequeued envelope is the queued one, or wraps the queued bare message."""
     if isinstance(expected, Envelope):
         return got is expected
-    return type(got) is Envelope and got.message is expected and got.sender is None
+    return type(got) is BareEnvelope and got.message is expected and got.sender is None
 
 
 class MailboxModelMachine(RuleBasedStateMachine):

@@ -21,7 +21,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from dovecote.actors import _envelope_kinds, _fault_handling, _lifecycle
-from dovecote.actors import _ref as _ref_module
 from dovecote.actors._context_impl import ContextImpl
 from dovecote.actors._envelope_kinds import is_runtime_envelope
 from dovecote.actors._messages import PoisonPill, Terminated
@@ -48,9 +47,8 @@ _perf = time.perf_counter
 _base_take = Mailbox.take
 
 def register_envelope_type(kind: type) -> None:
-    """Tell the dispatcher (and ``tell``) that ``kind`` is a runtime envelope class."""
+    """Tell the dispatcher that ``kind`` is a runtime envelope class."""
     _envelope_kinds.register(kind)
-    _ref_module._NOT_BARE = _ref_module._NOT_BARE | {kind}
 
 
 class ActorCell(ContextImpl):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from dovecote.actors._envelope_kinds import PostedExempt
 from dovecote.actors._messages import Terminated
-from dovecote.mailboxes import ExemptEnvelope
 
 if TYPE_CHECKING:
     from dovecote.actors._cell import ActorCell
@@ -46,7 +46,7 @@ def unwatch(watcher: ActorCell, ref: ActorRef) -> None:
 def _notify(watcher: ActorCell, target: ActorCell) -> None:
     # Tail of the user queue (tells sent before the death come first), exempt from
     # overflow policies so no bound can drop it.
-    watcher._enqueue(ExemptEnvelope(Terminated(target._ref)))
+    watcher._enqueue(PostedExempt(Terminated(target._ref)))
 
 
 def on_terminated(cell: ActorCell) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from dovecote._errors import (
     ActorInitializationError,
@@ -14,6 +14,7 @@ from dovecote._errors import (
 from dovecote.actors import _death_watch, _fault_handling, _timers
 from dovecote.actors._actor import Actor, _constructing
 from dovecote.actors._dead_letters import DeadLetterMailbox
+from dovecote.actors._envelope_kinds import Posted, is_runtime_envelope, unwrap
 from dovecote.actors._hooks import run_hook
 from dovecote.actors._messages import ActorRestarted, ActorStarted, ActorStopped, DeadLetterReason
 from dovecote.actors._names import auto_name, validate_name
@@ -241,7 +242,7 @@ def _recreate(cell: ActorCell, error: BaseException) -> None:
     for env in system_msgs:
         mailbox.enqueue_system(env.message)
     for env in queued:
-        _requeue(cell, mailbox, env)
+        _requeue(cell, mailbox, unwrap(env))
     if stash:
         mailbox.prepend_user(stash)
     try:
@@ -265,11 +266,18 @@ def _recreate(cell: ActorCell, error: BaseException) -> None:
     run_hook(cell, actor.post_restart, (error,), after_post_restart)
 
 
-def _requeue(cell: ActorCell, mailbox: Mailbox, env: Envelope) -> None:
+def _requeue(cell: ActorCell, mailbox: Mailbox, item: Any) -> None:
+    """Queue a drained item again: a runtime envelope as it is, anything else as a bare
+    message (an Envelope told as a message travels in a runtime envelope here)."""
     try:
-        mailbox.enqueue(env)
+        if is_runtime_envelope(item):
+            mailbox.enqueue(item)
+        elif isinstance(item, Envelope):
+            mailbox.enqueue(Posted(item))
+        else:
+            mailbox.post(item)
     except MailboxFullError:
-        cell._system._lose(env, cell, DeadLetterReason.QUEUED_AT_STOP)
+        cell._system._lose(item, cell, DeadLetterReason.QUEUED_AT_STOP)
 
 
 # -- stopping -------------------------------------------------------------------------------------
@@ -313,7 +321,7 @@ def _finalize(cell: ActorCell) -> None:
         system._lose(env, cell, DeadLetterReason.QUEUED_AT_STOP)
     cell._stash = None
     for env in old.drain_user():
-        system._lose(env, cell, DeadLetterReason.QUEUED_AT_STOP)
+        system._lose(unwrap(env), cell, DeadLetterReason.QUEUED_AT_STOP)
     old.drain_system()
     cell._actor = None
     if system._mail_provider is not None:

@@ -8,8 +8,9 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from dovecote._errors import ActorStoppedError, AskDeadlockError
+from dovecote.actors._envelope_kinds import Posted, PostedExempt
 from dovecote.actors._messages import PoisonPill
-from dovecote.mailboxes import Envelope, ExemptEnvelope
+from dovecote.mailboxes import Envelope
 
 if TYPE_CHECKING:
     from dovecote.actors._cell import ActorCell
@@ -17,9 +18,6 @@ if TYPE_CHECKING:
 __all__ = ["ActorRef"]
 
 _get_ident = threading.get_ident
-# Exact types that cannot travel bare: the pill is exempt from overflow; a runtime envelope
-# told as a message must be wrapped, or the dispatcher would mistake it for its own.
-_NOT_BARE: frozenset[type] = frozenset({type(PoisonPill), Envelope, ExemptEnvelope})
 # Flipped on (process-wide) once a blocking-dispatcher actor exists, so that tells made
 # from worker threads hop onto the loop; one global read otherwise.
 _threads_in_use = False
@@ -60,20 +58,24 @@ class ActorRef:
         To a stopped actor the message becomes a DeadLetter.
         """
         cell = self._cell
-        if sender is None and type(message) not in _NOT_BARE:
+        if sender is None and message is not PoisonPill:
+            # The message itself is queued, no envelope: the runtime's own envelopes are
+            # private classes, so any object can travel bare.
             queue = cell._queue
-            if queue is not None:  # plain Mailbox: append to its deque, no envelope
+            if queue is not None:  # a plain Mailbox: straight onto its deque
                 queue.append(message)
                 if len(queue) >= cell._mailbox._next_warn:
                     cell._mailbox._grew(len(queue))
-            else:
+            elif not isinstance(message, Envelope):  # post() takes anything else
                 cell._mailbox.post(message)
-        else:
-            self._tell_slow(message, sender)
+            else:
+                self._tell_slow(message, sender)
+                return
+            if not cell._scheduled:
+                cell._scheduled = True
+                cell._system._schedule(cell)
             return
-        if not cell._scheduled:
-            cell._scheduled = True
-            cell._system._schedule(cell)
+        self._tell_slow(message, sender)
 
     _tell_fast = tell
 
@@ -89,10 +91,10 @@ class ActorRef:
         if message is PoisonPill:
             self.stop()
             return
-        if sender is None and type(message) not in _NOT_BARE:
-            cell._mailbox.post(message)
+        if sender is None and not isinstance(message, Envelope):
+            cell._mailbox.post(message)  # post() takes anything but an Envelope
         else:
-            cell._mailbox.enqueue(Envelope(message, sender))
+            cell._mailbox.enqueue(Posted(message, sender))
         if not cell._scheduled:
             cell._scheduled = True
             cell._system._schedule(cell)
@@ -120,11 +122,11 @@ class ActorRef:
         future: asyncio.Future[Any] = system._loop.create_future()
         queue = cell._queue
         if queue is not None:  # plain Mailbox: enqueue, inlined
-            queue.append(Envelope(message, None, future))
+            queue.append(Posted(message, None, future))
             if len(queue) >= cell._mailbox._next_warn:
                 cell._mailbox._grew(len(queue))
         else:
-            cell._mailbox.enqueue(Envelope(message, None, future))
+            cell._mailbox.enqueue(Posted(message, None, future))
         if not cell._scheduled:
             cell._scheduled = True
             system._schedule(cell)
@@ -141,7 +143,7 @@ class ActorRef:
         if _threads_in_use and _get_ident() != cell._system._loop_thread:
             cell._system._loop.call_soon_threadsafe(self.stop)
             return
-        cell._mailbox.enqueue(ExemptEnvelope(PoisonPill, None))
+        cell._mailbox.enqueue(PostedExempt(PoisonPill, None))
         if not cell._scheduled:
             cell._scheduled = True
             cell._system._schedule(cell)

@@ -19,7 +19,7 @@ from dovecote.actors._ask_timeouts import AskTimeouts
 from dovecote.actors._blocking_cell import BlockingActorCell  # noqa: F401 (registers it)
 from dovecote.actors._cell import ActorCell
 from dovecote.actors._clock import Clock
-from dovecote.actors._envelope_kinds import is_runtime_envelope
+from dovecote.actors._envelope_kinds import PostedExempt, is_runtime_envelope
 from dovecote.actors._event_stream import EventStream
 from dovecote.actors._messages import DeadLetter, DeadLetterReason, PoisonPill
 from dovecote.actors._metrics_wiring import DropCounter, MailboxSizes
@@ -29,7 +29,7 @@ from dovecote.actors._ref import ActorRef, enable_threads
 from dovecote.actors._system_messages import TERMINATE, DrainBarrier
 from dovecote.actors._turns import DEFAULT_SLICE, TurnQueue
 from dovecote.dispatch import DEFAULT_THROUGHPUT, BlockingExecutor
-from dovecote.mailboxes import ExemptEnvelope, Mailbox
+from dovecote.mailboxes import Mailbox
 from dovecote.observability import ClassStats, RuntimeMetrics, get_logger
 from dovecote.supervision import OneForOneStrategy, SupervisorStrategy
 
@@ -266,7 +266,7 @@ class ActorSystem:
         for cell in list(self._walk()):
             if not cell._terminating and not cell._terminated:
                 pending += 1
-                cell._enqueue(ExemptEnvelope(DrainBarrier(reached)))
+                cell._enqueue(PostedExempt(DrainBarrier(reached)))
         if pending == 0:
             return
         try:

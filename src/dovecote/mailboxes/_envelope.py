@@ -6,6 +6,7 @@ from typing import Any, ClassVar
 
 __all__ = [
     "EMPTY",
+    "BareEnvelope",
     "Envelope",
     "ExemptEnvelope",
     "SystemEnvelope",
@@ -61,6 +62,17 @@ class SystemEnvelope(Envelope):
     system: ClassVar[bool] = True
 
 
+class BareEnvelope(Envelope):
+    """A bare message (no sender, no reply) in envelope form: what :func:`as_envelope`
+    hands out for one, and what ``Mailbox.post`` passes to an overriding ``enqueue``.
+
+    A distinct class, so the runtime can unwrap exactly these and keep any other object,
+    an Envelope told as a message included, as it was. Not a message type: do not tell one.
+    """
+
+    __slots__ = ()
+
+
 class _Empty:
     __slots__ = ()
 
@@ -86,4 +98,4 @@ def message_of(item: Any) -> Any:
 
 def as_envelope(item: Any) -> Envelope:
     """``item`` as an Envelope (a bare message gets one, with no sender)."""
-    return item if isinstance(item, Envelope) else Envelope(item)
+    return item if isinstance(item, Envelope) else BareEnvelope(item)

@@ -8,7 +8,7 @@ from typing import Any, ClassVar, TypeVar
 
 import structlog
 
-from ._envelope import EMPTY, Envelope, SystemEnvelope, as_envelope
+from ._envelope import EMPTY, BareEnvelope, Envelope, SystemEnvelope, as_envelope
 
 __all__ = ["Mailbox"]
 
@@ -85,8 +85,13 @@ class Mailbox:
 
         The runtime's fast path for ``tell``: no allocation per message. ``message`` must
         not itself be an :class:`Envelope` (wrap such a message first). Same overflow and
-        growth rules as :meth:`enqueue`.
+        growth rules as :meth:`enqueue`. A subclass that overrides :meth:`enqueue` but
+        not this method gets every bare message there too, wrapped in a
+        :class:`BareEnvelope`, so a filter written in ``enqueue`` sees all user messages.
         """
+        if type(self).enqueue is not Mailbox.enqueue:
+            self.enqueue(BareEnvelope(message))
+            return
         user = self._user
         user.append(message)
         if len(user) >= self._next_warn:
