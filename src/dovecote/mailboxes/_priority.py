@@ -86,9 +86,7 @@ class PriorityMailbox(OverflowMailbox):
     def _push(self, priority: float, item: Any) -> None:
         tier = self._tiers.get(priority)
         if tier is None:
-            tier = self._tiers[priority] = deque()
-            heappush(self._order, priority)
-            self._head = None  # the new tier may be more urgent than the cached head
+            tier = self._new_tier(priority)
         tier.append(item)
         self._size = size = self._size + 1
         if size >= self._next_warn:
@@ -96,7 +94,8 @@ class PriorityMailbox(OverflowMailbox):
 
     def post(self, message: Any) -> None:
         """Queue a bare message (see :meth:`Mailbox.post`) in its priority tier."""
-        if self._size >= self._capacity:
+        size = self._size
+        if size >= self._capacity:
             self._enqueue_full(message)
             return
         try:
@@ -109,15 +108,19 @@ class PriorityMailbox(OverflowMailbox):
             if kind is not int and not (kind is float and priority == priority):
                 priority = self._checked(message, priority)
         # _push, inlined: post is the hot path of every tell to a priority mailbox
-        tier = self._tiers.get(priority)
-        if tier is None:
-            tier = self._tiers[priority] = deque()
-            heappush(self._order, priority)
-            self._head = None  # the new tier may be more urgent than the cached head
-        tier.append(message)
-        self._size = size = self._size + 1
+        try:
+            self._tiers[priority].append(message)
+        except KeyError:
+            self._new_tier(priority).append(message)
+        self._size = size = size + 1
         if size >= self._next_warn:
             self._grew(size)
+
+    def _new_tier(self, priority: float) -> deque[Any]:
+        tier = self._tiers[priority] = deque()
+        heappush(self._order, priority)
+        self._head = None  # the new tier may be more urgent than the cached head
+        return tier
 
     def enqueue(self, envelope: Envelope) -> None:
         """Queue ``envelope`` in its priority tier, applying the overflow policy if full."""
@@ -234,9 +237,7 @@ class PriorityMailbox(OverflowMailbox):
             priority = self._priority_of(item)
             tier = tiers.get(priority)
             if tier is None:
-                tier = tiers[priority] = deque()
-                heappush(self._order, priority)
-                self._head = None
+                tier = self._new_tier(priority)
             tier.appendleft(item)
         self._size = size = self._size + len(batch)
         if size >= self._next_warn:
