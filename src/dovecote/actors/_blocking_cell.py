@@ -41,7 +41,7 @@ class BlockingActorCell(ActorCell):
                 if item is EMPTY:
                     self._scheduled = False
                     return
-                self._invoke_item(item, False)  # the thread's completion continues the turn
+                self._invoke_item(item)  # the thread's completion continues the turn
                 if self._stats is not None:
                     self._stats.processed += 1
                 if self._awaiting or self._terminated:

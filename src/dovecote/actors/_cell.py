@@ -212,7 +212,7 @@ class ActorCell(ContextImpl):
                                 self._invoke(item)  # an ask, a tell with a sender, a letter
                                 if self._awaiting or self._suspended:
                                     break
-                            elif self._invoke_item(item, False):
+                            elif self._invoke_item(item):
                                 break
                             if mailbox._system is not None:
                                 break
@@ -257,13 +257,16 @@ class ActorCell(ContextImpl):
         system = self._system
         every = system._sample_every
         system._sample_countdown = 0 if every == 1 else every
-        return False, self._invoke_item(item, True) or mailbox._system is not None
+        started = _perf()
+        stop = self._invoke_item(item)
+        stats = self._stats
+        if not self._awaiting and stats is not None:  # an awaiting handler is not timed
+            stats.observe_seconds(_perf() - started)
+        return False, stop or mailbox._system is not None
 
-    def _invoke_item(self, item: Any, timed: bool) -> bool:
+    def _invoke_item(self, item: Any) -> bool:
         """The general path for one user item; True if the turn must stop here."""
-        if timed:
-            self._invoke_timed(item)
-        elif not is_runtime_envelope(item):
+        if type(item) not in _envelope_kinds.RUNTIME_TYPES:
             self._invoke_bare(item)
         elif item.exempt:
             self._invoke_exempt(item)
@@ -272,12 +275,6 @@ class ActorCell(ContextImpl):
         return self._awaiting or self._terminated or self._suspended
 
     # -- invoking the handler ----------------------------------------------------------------
-    def _invoke_timed(self, item: Any) -> None:
-        started = _perf()
-        self._invoke_item(item, False)
-        stats = self._stats
-        if not self._awaiting and stats is not None:
-            stats.observe_seconds(_perf() - started)
 
     def _invoke_bare(self, message: Any) -> None:
         """A message told with no sender: the common case, no envelope, no reply."""
