@@ -15,6 +15,7 @@ __all__ = [
     "process_table",
     "pss_bytes",
     "rss_bytes",
+    "time_spawn_and_stop",
     "tree_rss_bytes",
 ]
 
@@ -135,3 +136,29 @@ async def time_fanout(
             tell(i)
     await done
     return {"msgs_per_s": rounds * len(tells) / (perf_counter() - t0)}
+
+
+async def time_spawn_and_stop(
+    spawn_all: Callable[[], Awaitable[object]], stop_all: Callable[[], Awaitable[object]], n: int
+) -> dict[str, float]:
+    """Workload (d) for one runtime: ``spawn_all`` makes ``n`` actors and returns once the
+    last one has answered; ``stop_all`` stops them and returns once they are gone.
+
+    µs per spawn and per stop, and the resident memory each idle actor adds (RSS delta
+    after a full collection, so garbage does not count).
+    """
+    collect()
+    rss0 = rss_bytes()
+    t0 = perf_counter()
+    await spawn_all()
+    t1 = perf_counter()
+    collect()
+    rss1 = rss_bytes()
+    t2 = perf_counter()
+    await stop_all()
+    t3 = perf_counter()
+    return {
+        "spawn_us": (t1 - t0) / n * 1e6,
+        "idle_kib": (rss1 - rss0) / n / 1024,
+        "stop_us": (t3 - t2) / n * 1e6,
+    }

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Protocol
 
-from .._measure import collect, perf_counter, rss_bytes, time_asks, time_fanout
+from .._measure import perf_counter, time_asks, time_fanout, time_spawn_and_stop
 from .._plan import GROUP
 from ._base import BaseRuntime, Metrics
 
@@ -176,22 +176,16 @@ class KitRuntime(BaseRuntime):
     async def wl_spawn(self, n: int) -> Metrics:
         loop = asyncio.get_running_loop()
         cls = self.actor_cls
+        actors: list[KitActor] = []
+
+        async def spawn_all() -> None:
+            actors.extend(cls(Counter().receive, loop) for _ in range(n))
+            await actors[-1].ask(None)
+
+        async def stop_all() -> None:
+            for a in actors:
+                a.stop()
+            await wait_all_dead(actors)
+
         await asyncio.sleep(0)
-        collect()
-        rss0 = rss_bytes()
-        t0 = perf_counter()
-        actors = [cls(Counter().receive, loop) for _ in range(n)]
-        await actors[-1].ask(None)
-        t1 = perf_counter()
-        collect()
-        rss1 = rss_bytes()
-        t2 = perf_counter()
-        for a in actors:
-            a.stop()
-        await wait_all_dead(actors)
-        t3 = perf_counter()
-        return {
-            "spawn_us": (t1 - t0) / n * 1e6,
-            "idle_kib": (rss1 - rss0) / n / 1024,
-            "stop_us": (t3 - t2) / n * 1e6,
-        }
+        return await time_spawn_and_stop(spawn_all, stop_all, n)

@@ -12,7 +12,7 @@ from typing import Any
 
 from dovecote import Actor, ActorOptions, ActorSystem, BoundedMailbox, PriorityMailbox
 
-from .._measure import collect, perf_counter, rss_bytes, time_asks, time_fanout
+from .._measure import perf_counter, time_asks, time_fanout, time_spawn_and_stop
 from .._plan import GROUP
 from ._base import BaseRuntime, Metrics
 from ._local import Latch, settle, wait_all_dead
@@ -162,25 +162,19 @@ class DovecoteRuntime(BaseRuntime):
 
     async def wl_spawn(self, n: int) -> Metrics:
         spawn = self.system.spawn
+        refs: list[Any] = []
+
+        async def spawn_all() -> None:
+            refs.extend(spawn(_Counter) for _ in range(n))
+            await refs[-1].ask(None)
+
+        async def stop_all() -> None:
+            for r in refs:
+                r.stop()
+            await wait_all_dead(refs)
+
         await asyncio.sleep(0)
-        collect()
-        rss0 = rss_bytes()
-        t0 = perf_counter()
-        refs = [spawn(_Counter) for _ in range(n)]
-        await refs[-1].ask(None)
-        t1 = perf_counter()
-        collect()
-        rss1 = rss_bytes()
-        t2 = perf_counter()
-        for r in refs:
-            r.stop()
-        await wait_all_dead(refs)
-        t3 = perf_counter()
-        return {
-            "spawn_us": (t1 - t0) / n * 1e6,
-            "idle_kib": (rss1 - rss0) / n / 1024,
-            "stop_us": (t3 - t2) / n * 1e6,
-        }
+        return await time_spawn_and_stop(spawn_all, stop_all, n)
 
     # -- (f) dovecote only -------------------------------------------------------------------
 

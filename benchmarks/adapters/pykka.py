@@ -11,7 +11,7 @@ from typing import Any
 
 import pykka
 
-from .._measure import collect, latency_metrics, perf_counter, rss_bytes
+from .._measure import latency_metrics, perf_counter, time_spawn_and_stop
 from .._plan import GROUP
 from ._base import BaseRuntime, Metrics
 
@@ -140,19 +140,13 @@ class PykkaRuntime(BaseRuntime):
         return {"hops_per_s": n / elapsed}
 
     async def wl_spawn(self, n: int) -> Metrics:
-        collect()
-        rss0 = rss_bytes()
-        t0 = perf_counter()
-        refs = [_Counter.start() for _ in range(n)]
-        refs[-1].ask(None, timeout=_TIMEOUT)
-        t1 = perf_counter()
-        collect()
-        rss1 = rss_bytes()
-        t2 = perf_counter()
-        _stop_all(refs)
-        t3 = perf_counter()
-        return {
-            "spawn_us": (t1 - t0) / n * 1e6,
-            "idle_kib": (rss1 - rss0) / n / 1024,
-            "stop_us": (t3 - t2) / n * 1e6,
-        }
+        refs: list[Any] = []
+
+        async def spawn_all() -> None:
+            refs.extend(_Counter.start() for _ in range(n))
+            refs[-1].ask(None, timeout=_TIMEOUT)
+
+        async def stop_all() -> None:
+            _stop_all(refs)
+
+        return await time_spawn_and_stop(spawn_all, stop_all, n)

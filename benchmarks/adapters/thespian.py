@@ -25,7 +25,7 @@ from .._measure import (
     perf_counter,
     process_table,
     pss_bytes,
-    rss_bytes,
+    time_spawn_and_stop,
 )
 from .._plan import GROUP
 from ._base import BaseRuntime, Metrics
@@ -197,24 +197,18 @@ class SimpleThespianRuntime(_ThespianRuntime):
 
     async def wl_spawn(self, n: int) -> Metrics:
         asys = self.system
-        collect()
-        rss0 = rss_bytes()
-        t0 = perf_counter()
-        addrs = [asys.createActor(TCounter) for _ in range(n)]
-        self._ask(addrs[-1], Q())
-        t1 = perf_counter()
-        collect()
-        rss1 = rss_bytes()
-        t2 = perf_counter()
-        exit_request = ActorExitRequest()
-        for addr in addrs:
-            asys.tell(addr, exit_request)  # processed synchronously on this base
-        t3 = perf_counter()
-        return {
-            "spawn_us": (t1 - t0) / n * 1e6,
-            "idle_kib": (rss1 - rss0) / n / 1024,
-            "stop_us": (t3 - t2) / n * 1e6,
-        }
+        addrs: list[Any] = []
+
+        async def spawn_all() -> None:
+            addrs.extend(asys.createActor(TCounter) for _ in range(n))
+            self._ask(addrs[-1], Q())
+
+        async def stop_all() -> None:
+            exit_request = ActorExitRequest()
+            for addr in addrs:
+                asys.tell(addr, exit_request)  # processed synchronously on this base
+
+        return await time_spawn_and_stop(spawn_all, stop_all, n)
 
 
 class MultiprocThespianRuntime(_ThespianRuntime):

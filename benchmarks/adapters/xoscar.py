@@ -14,7 +14,7 @@ from typing import Any
 
 import xoscar as xo
 
-from .._measure import collect, perf_counter, rss_bytes, time_asks
+from .._measure import perf_counter, time_asks, time_spawn_and_stop
 from .._plan import GROUP
 from ._base import BaseRuntime, Metrics
 
@@ -139,20 +139,14 @@ class XoscarRuntime(BaseRuntime):
         return {"hops_per_s": n / elapsed}
 
     async def wl_spawn(self, n: int) -> Metrics:
-        collect()
-        rss0 = rss_bytes()
-        t0 = perf_counter()
-        refs = [await self._create(XCounter) for _ in range(n)]
-        await refs[-1].inc(None)
-        t1 = perf_counter()
-        collect()
-        rss1 = rss_bytes()
-        t2 = perf_counter()
-        for r in refs:
-            await xo.destroy_actor(r)
-        t3 = perf_counter()
-        return {
-            "spawn_us": (t1 - t0) / n * 1e6,
-            "idle_kib": (rss1 - rss0) / n / 1024,
-            "stop_us": (t3 - t2) / n * 1e6,
-        }
+        refs: list[Any] = []
+
+        async def spawn_all() -> None:
+            refs.extend([await self._create(XCounter) for _ in range(n)])
+            await refs[-1].inc(None)
+
+        async def stop_all() -> None:
+            for r in refs:
+                await xo.destroy_actor(r)
+
+        return await time_spawn_and_stop(spawn_all, stop_all, n)
