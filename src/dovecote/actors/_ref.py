@@ -87,14 +87,13 @@ class ActorRef:
             self._tell_fast(message, sender)
 
     def _tell_slow(self, message: Any, sender: ActorRef | None) -> None:
+        """The PoisonPill, a tell with a sender, or an Envelope told to a non-plain mailbox
+        (bare messages never get here: ``tell`` queues them itself)."""
         cell = self._cell
         if message is PoisonPill:
             self.stop()
             return
-        if sender is None and not isinstance(message, Envelope):
-            cell._mailbox.post(message)  # post() takes anything but an Envelope
-        else:
-            cell._mailbox.enqueue(Posted(message, sender))
+        cell._mailbox.enqueue(Posted(message, sender))
         if not cell._scheduled:
             cell._scheduled = True
             cell._system._schedule(cell)

@@ -45,9 +45,6 @@ class TurnQueue:
             self._pending = True
             self._call_pump()
 
-    def __len__(self) -> int:
-        return len(self._cells)
-
     def _pump(self) -> None:
         cells = self._cells
         popleft = cells.popleft
