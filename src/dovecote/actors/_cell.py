@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -103,10 +104,9 @@ class ActorCell(ContextImpl):
         self._uid = uid
         self._ref = ActorRef(self)
         # The user deque of a plain Mailbox, for the fast paths (tell, ask, the inlined
-        # drain); None for other mailboxes and for cells that drain their own way.
-        self._queue = (
-            mailbox._user if type(mailbox) is Mailbox and type(self) is ActorCell else None
-        )
+        # drain); None for other mailboxes and for cells that drain their own way. Set by
+        # ActorSystem._attach_mailbox, at spawn and on restart.
+        self._queue: deque[Any] | None = None
         self._throughput = options.throughput or system._throughput
         self._actor: Actor | None = None
         self._behavior: Callable[[Any], Any] = _not_started
