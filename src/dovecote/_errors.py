@@ -19,6 +19,7 @@ __all__ = [
     "InvalidMailboxAddressError",
     "MailboxFullError",
     "OptionsError",
+    "SerializationError",
     "UnsupportedCapabilityError",
 ]
 
@@ -73,3 +74,7 @@ class ActorInitializationError(DovecoteError):
     The original exception is ``__cause__``. ``default_decider`` stops actors
     that fail this way: restarting would most likely fail the same way again.
     """
+
+
+class SerializationError(DovecoteError, ValueError):
+    """A value could not be encoded for the wire (unregistered type) or bytes not decoded."""
