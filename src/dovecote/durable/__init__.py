@@ -15,15 +15,33 @@ from dovecote.durable._errors import (
     StorageError,
     StoreError,
 )
+from dovecote.durable._model import (
+    Claim,
+    DeadLetterRecord,
+    FailureRecord,
+    MailboxConfig,
+    MailboxStats,
+    StoredMessage,
+    SweepResult,
+)
+from dovecote.durable._protocol import MailboxStore
 
 __all__ = [
     "AlreadyCommittedError",
     "CapacityError",
+    "Claim",
+    "DeadLetterRecord",
+    "FailureRecord",
     "InvalidRequestError",
     "InvalidStateError",
+    "MailboxConfig",
     "MailboxNotFoundError",
+    "MailboxStats",
+    "MailboxStore",
     "MessageNotFoundError",
     "NotFoundError",
     "StorageError",
     "StoreError",
+    "StoredMessage",
+    "SweepResult",
 ]
