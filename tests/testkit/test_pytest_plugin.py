@@ -38,7 +38,9 @@ async def test_durable_store(durable_store):
 
 def _run(pytester: pytest.Pytester, source: str, passed: int) -> None:
     pytester.makepyfile(test_project=source)
-    pytester.makeini("[pytest]\nasyncio_mode = strict\nasyncio_default_fixture_loop_scope = function\n")
+    pytester.makeini(
+        "[pytest]\nasyncio_mode = strict\nasyncio_default_fixture_loop_scope = function\n"
+    )
     # strict mode: the plugin's fixtures must work without auto mode.
     source_strict = source.replace("async def test", "@pytest.mark.asyncio\nasync def test")
     pytester.makepyfile(test_project="import pytest\n" + source_strict)
