@@ -12,13 +12,13 @@ from collections.abc import Callable, Iterator
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from dovecote._clock import Clock, SystemClock
 from dovecote._errors import ActorNotFoundError, ActorStoppedError, DovecoteError
 from dovecote.actors import _lifecycle, _ref
 from dovecote.actors._actor import Actor
 from dovecote.actors._ask_timeouts import AskTimeouts
 from dovecote.actors._blocking_cell import BlockingActorCell  # noqa: F401 (registers it)
 from dovecote.actors._cell import ActorCell
-from dovecote.actors._clock import Clock
 from dovecote.actors._envelope_kinds import PostedExempt, is_runtime_envelope
 from dovecote.actors._event_stream import EventStream
 from dovecote.actors._messages import DeadLetter, DeadLetterReason, PoisonPill
@@ -105,7 +105,7 @@ class ActorSystem:
         self._ask_timeouts = AskTimeouts(loop)
         self._throughput = throughput
         self._guardian_strategy = guardian_strategy or OneForOneStrategy()
-        self.clock = clock or Clock()
+        self.clock: Clock = clock if clock is not None else SystemClock()
         self.metrics = RuntimeMetrics(name, sample_every=metrics_sample_every)
         self.metrics.set_mailbox_size_source(MailboxSizes(self))
         self._sample_every = self.metrics.sample_every
