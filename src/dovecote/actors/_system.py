@@ -27,8 +27,7 @@ from dovecote.actors._names import NAME_PATTERN
 from dovecote.actors._options import ActorOptions
 from dovecote.actors._ref import ActorRef, enable_threads
 from dovecote.actors._system_messages import TERMINATE, DrainBarrier
-from dovecote.actors._turns import DEFAULT_SLICE, TurnQueue
-from dovecote.dispatch import DEFAULT_THROUGHPUT, BlockingExecutor
+from dovecote.dispatch import DEFAULT_SLICE, DEFAULT_THROUGHPUT, BlockingExecutor, TurnQueue
 from dovecote.mailboxes import Mailbox
 from dovecote.observability import ClassStats, RuntimeMetrics, get_logger
 from dovecote.supervision import OneForOneStrategy, SupervisorStrategy
