@@ -64,7 +64,7 @@ async def probe(actor_system: ActorSystem) -> TestProbe:
 @pytest_asyncio.fixture
 async def durable_store(request: pytest.FixtureRequest) -> AsyncIterator[Any]:
     """An in-memory SQLite MailboxStore, closed after the test (sweeper off)."""
-    from dovecote.durable import open_store  # type: ignore[attr-defined]
+    from dovecote.durable import open_store
 
     clock = _clock_if_requested(request)
     async with open_store("sqlite::memory:", sweep_interval=None, clock=clock) as store:
