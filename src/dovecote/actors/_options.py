@@ -125,7 +125,7 @@ class ActorOptions:
         if self.mailbox is not None:
             mailbox = self.mailbox()
             if not isinstance(mailbox, Mailbox):
-                raise TypeError(
+                raise OptionsError(
                     f"mailbox factory returned {type(mailbox).__name__}, not a dovecote Mailbox"
                 )
             return mailbox
