@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Any, cast
 
 from dovecote.actors import _death_watch, _lifecycle, _timers
 from dovecote.actors._context import ActorContext
-from dovecote.actors._envelope_kinds import is_runtime_envelope
+from dovecote.actors._envelope_kinds import IDLE, is_runtime_envelope
 from dovecote.actors._messages import DeadLetterReason
 from dovecote.actors._ref import ActorRef, ReplyRef
-from dovecote.mailboxes import EMPTY, Envelope, Mailbox
+from dovecote.mailboxes import Envelope, Mailbox
 
 if TYPE_CHECKING:
     from dovecote.actors._actor import Actor
@@ -129,7 +129,7 @@ class ContextImpl(ActorContext):
 
     def stash(self) -> None:
         env = self._current
-        if env is EMPTY:
+        if env is IDLE:
             raise RuntimeError("stash() can only be called while handling a message")
         if is_runtime_envelope(env) and env.reply is not None:
             if env.reply.done():

@@ -7,12 +7,11 @@ Every mailbox keeps system messages in a separate queue that is always served fi
 
 from ._bounded import BoundedMailbox
 from ._drops import DropReportingMailbox, MailboxDropReason
-from ._envelope import EMPTY, BareEnvelope, Envelope, ExemptEnvelope, SystemEnvelope
+from ._envelope import BareEnvelope, Envelope, ExemptEnvelope, SystemEnvelope
 from ._mailbox import Mailbox
 from ._priority import PriorityMailbox
 
 __all__ = [
-    "EMPTY",
     "BareEnvelope",
     "BoundedMailbox",
     "DropReportingMailbox",

@@ -193,7 +193,8 @@ class PriorityMailbox(OverflowMailbox):
         )
 
     def take(self) -> Any:
-        """Remove and return the most urgent user item, or :data:`EMPTY`."""
+        """Remove and return the most urgent user item, or the private empty marker
+        (see :meth:`Mailbox.take`)."""
         head = self._head
         if head:  # the common case: the most urgent tier is cached and not empty
             self._size -= 1
@@ -215,8 +216,10 @@ class PriorityMailbox(OverflowMailbox):
 
     def dequeue_user(self) -> Envelope | None:
         """Remove and return the most urgent user message, or ``None`` if there is none."""
-        item = self.take()
-        return None if item is EMPTY else as_envelope(item)
+        if not self._size:
+            self.take()  # re-arms the growth warning
+            return None
+        return as_envelope(self.take())
 
     def dequeue(self) -> Envelope | None:
         """Remove and return the next message: a system message if any, else a user one."""
