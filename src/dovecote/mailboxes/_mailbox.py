@@ -6,13 +6,13 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from typing import Any, ClassVar, TypeVar
 
-import structlog
+from dovecote._logs import get_logger
 
 from ._envelope import EMPTY, BareEnvelope, Envelope, SystemEnvelope, as_envelope
 
 __all__ = ["Mailbox"]
 
-log = structlog.get_logger("dovecote.mailbox")
+log = get_logger("dovecote.mailbox")
 
 _T = TypeVar("_T")
 
