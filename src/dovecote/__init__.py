@@ -16,6 +16,7 @@ from dovecote._errors import (
     InvalidMailboxAddressError,
     MailboxFullError,
     OptionsError,
+    UnhandledMessageError,
     UnsupportedCapabilityError,
 )
 from dovecote.actors import (
@@ -35,6 +36,7 @@ from dovecote.actors import (
     PoisonPill,
     Subscription,
     Terminated,
+    UnhandledMessage,
 )
 from dovecote.dispatch import run, uvloop_available
 from dovecote.mailboxes import (
@@ -97,6 +99,8 @@ __all__ = [
     "Subscription",
     "SupervisorStrategy",
     "Terminated",
+    "UnhandledMessage",
+    "UnhandledMessageError",
     "UnsupportedCapabilityError",
     "__version__",
     "default_decider",

@@ -18,6 +18,7 @@ from dovecote.actors._messages import (
     DeadLetterReason,
     PoisonPill,
     Terminated,
+    UnhandledMessage,
 )
 from dovecote.actors._names import NAME_PATTERN
 from dovecote.actors._options import ActorOptions
@@ -43,4 +44,5 @@ __all__ = [
     "PoisonPill",
     "Subscription",
     "Terminated",
+    "UnhandledMessage",
 ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from dovecote.actors import _unhandled
 from dovecote.supervision import OneForOneStrategy, SupervisorStrategy
 
 if TYPE_CHECKING:
@@ -65,8 +66,21 @@ class Actor:
         return _DEFAULT_STRATEGY
 
     def on_receive(self, message: Any) -> Any | Awaitable[Any]:
-        """Handle one message; the return value answers ``ask``. Default: ignore it."""
+        """Handle one message; the return value answers ``ask``.
+
+        Default: :meth:`unhandled` (so a misspelt override does not answer ``None``).
+        """
+        self.unhandled(message)
         return None
+
+    def unhandled(self, message: Any) -> None:
+        """Declare ``message`` unhandled: call it from a handler's fall-through branch.
+
+        Publishes :class:`UnhandledMessage` on the event stream, logs a warning
+        (rate-limited per actor class and message type) and fails a pending ``ask``
+        with :class:`UnhandledMessageError`. Not a failure: the actor keeps its state.
+        """
+        _unhandled.report(self._cell, message)
 
     def pre_start(self) -> Any:
         """Called after the instance is created, before its first message."""

@@ -89,6 +89,9 @@ def _is_int_at_least(value: object, least: int) -> bool:
 class _Guardian(Actor):
     """The ``/user`` guardian: parent of every top-level actor."""
 
+    def on_receive(self, message: Any) -> None:
+        return None
+
 
 class ActorSystem:
     """A tree of actors under one name, living on the running event loop.
@@ -165,6 +168,7 @@ class ActorSystem:
         self._shutting_down = False
         self._done: asyncio.Future[None] = loop.create_future()
         self._post_office: PostOffice | None = None
+        self._unhandled_warned: dict[tuple[str, type], list[float]] = {}
         self._mail_provider: ActorMailProvider | None = None
         guardian = ActorCell(
             self, None, "user", "/user", _Guardian, ActorOptions(), Mailbox(), next(self._uids)
