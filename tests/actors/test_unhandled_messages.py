@@ -9,6 +9,7 @@ import logging
 from typing import Any
 
 import pytest
+import structlog
 from actor_kit import TIMEOUT, Inbox
 
 import dovecote
@@ -113,6 +114,7 @@ async def test_on_the_blocking_dispatcher_too(system: ActorSystem) -> None:
 async def test_the_warning_is_rate_limited_per_class_and_message_type(
     system: ActorSystem, caplog: pytest.LogCaptureFixture
 ) -> None:
+    structlog.reset_defaults()  # an earlier capture_logs leaves structlog "configured"
     caplog.set_level(logging.WARNING, logger="dovecote")
     inbox = events(system)
     first, second = system.spawn(Counter), system.spawn(Counter)
