@@ -32,6 +32,7 @@ from dovecote.actors import (
     Clock,
     DeadLetter,
     DeadLetterReason,
+    DispatcherName,
     EventStream,
     PoisonPill,
     Subscription,
@@ -45,6 +46,7 @@ from dovecote.mailboxes import (
     Envelope,
     Mailbox,
     MailboxDropReason,
+    OverflowPolicy,
     PriorityMailbox,
 )
 from dovecote.supervision import (
@@ -82,6 +84,7 @@ __all__ = [
     "DeadLetterReason",
     "Decision",
     "Directive",
+    "DispatcherName",
     "DovecoteError",
     "DropReportingMailbox",
     "Envelope",
@@ -94,6 +97,7 @@ __all__ = [
     "MailboxFullError",
     "OneForOneStrategy",
     "OptionsError",
+    "OverflowPolicy",
     "PoisonPill",
     "PriorityMailbox",
     "Subscription",

@@ -21,7 +21,7 @@ from dovecote.actors._messages import (
     UnhandledMessage,
 )
 from dovecote.actors._names import NAME_PATTERN
-from dovecote.actors._options import ActorOptions
+from dovecote.actors._options import ActorOptions, DispatcherName
 from dovecote.actors._ref import ActorRef
 from dovecote.actors._system import ActorSystem
 from dovecote.actors._timers import Cancellable
@@ -40,6 +40,7 @@ __all__ = [
     "Clock",
     "DeadLetter",
     "DeadLetterReason",
+    "DispatcherName",
     "EventStream",
     "PoisonPill",
     "Subscription",

@@ -15,6 +15,7 @@ from dovecote.actors._context import ActorContext
 from dovecote.actors._envelope_kinds import IDLE, is_runtime_envelope
 from dovecote.actors._messages import DeadLetterReason
 from dovecote.actors._ref import ActorRef, ReplyRef
+from dovecote.actors._type_params import M, R
 from dovecote.mailboxes import Envelope, Mailbox
 
 if TYPE_CHECKING:
@@ -110,10 +111,10 @@ class ContextImpl(ActorContext):
 
     def spawn(
         self,
-        factory: Callable[[], Actor],
+        factory: Callable[[], Actor[M, R]],
         name: str | None = None,
         options: ActorOptions | None = None,
-    ) -> ActorRef:
+    ) -> ActorRef[M, R]:
         return _lifecycle.spawn(cast("ActorCell", self), factory, name, options)
 
     def stop(self, ref: ActorRef) -> None:

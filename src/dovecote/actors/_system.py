@@ -33,6 +33,7 @@ from dovecote.actors._options import ActorOptions
 from dovecote.actors._ref import ActorRef, enable_threads
 from dovecote.actors._system_messages import TERMINATE, DrainBarrier
 from dovecote.actors._turns import DEFAULT_SLICE, TurnQueue
+from dovecote.actors._type_params import M, R
 from dovecote.dispatch import DEFAULT_THROUGHPUT, BlockingExecutor
 from dovecote.mailboxes import Mailbox
 from dovecote.observability import ClassStats, RuntimeMetrics, get_logger
@@ -213,10 +214,10 @@ class ActorSystem:
 
     def spawn(
         self,
-        factory: Callable[[], Actor],
+        factory: Callable[[], Actor[M, R]],
         name: str | None = None,
         options: ActorOptions | None = None,
-    ) -> ActorRef:
+    ) -> ActorRef[M, R]:
         """Start a top-level actor under ``/user`` and return its ref at once.
 
         ``factory`` is an Actor subclass or a zero-argument callable returning an Actor;

@@ -12,7 +12,7 @@ from typing import Any
 
 from dovecote._errors import OptionsError
 
-from ._drops import DROP_HEAD, DROP_NEW, MailboxDropReason, OverflowMailbox
+from ._drops import DROP_HEAD, DROP_NEW, MailboxDropReason, OverflowMailbox, OverflowPolicy
 from ._drops import validate_capacity as _validate_capacity
 from ._drops import validate_overflow as _validate_overflow
 from ._envelope import EMPTY, Envelope, as_envelope, is_exempt, message_of
@@ -61,7 +61,7 @@ class PriorityMailbox(OverflowMailbox):
         self,
         priority_for: Callable[[Any], float],
         capacity: int | None = None,
-        overflow: str = "reject",
+        overflow: OverflowPolicy = "reject",
     ) -> None:
         if not callable(priority_for):
             raise OptionsError(f"priority_for must be callable, got {priority_for!r}")
