@@ -22,6 +22,7 @@ from dovecote import (
     UnhandledMessage,
     UnhandledMessageError,
 )
+from dovecote.actors import _unhandled
 
 
 class Nothing(Actor):
@@ -130,3 +131,23 @@ async def test_the_warning_is_rate_limited_per_class_and_message_type(
     assert any("message_type=str" in w and "actor_class=Counter" in w for w in warnings)
     assert any("message_type=bytes" in w for w in warnings)
     assert any("actor_class=Nothing" in w for w in warnings)
+
+
+async def test_the_next_warning_counts_the_ones_not_logged(
+    system: ActorSystem, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    structlog.reset_defaults()
+    caplog.set_level(logging.WARNING, logger="dovecote")
+    inbox = events(system)
+    ref = system.spawn(Counter)
+    for _ in range(5):
+        ref.tell("text")
+    await inbox.wait_count(5)
+    monkeypatch.setattr(_unhandled, "WARN_EVERY", 0.0)  # the window has passed
+    ref.tell("text")
+    await inbox.wait_count(6)
+    warnings = [r.getMessage() for r in caplog.records if "unhandled message" in r.getMessage()]
+    assert len(warnings) == 2
+    assert "not_logged_since_last=0" in warnings[0]
+    assert "not_logged_since_last=4" in warnings[1]
+
