@@ -16,6 +16,7 @@ from dovecote._errors import (
     InvalidMailboxAddressError,
     MailboxFullError,
     OptionsError,
+    UnhandledMessageError,
     UnsupportedCapabilityError,
 )
 from dovecote.actors import (
@@ -31,12 +32,14 @@ from dovecote.actors import (
     Clock,
     DeadLetter,
     DeadLetterReason,
+    DispatcherName,
     EventStream,
     ManualClock,
     PoisonPill,
     Subscription,
     SystemClock,
     Terminated,
+    UnhandledMessage,
 )
 from dovecote.dispatch import run, uvloop_available
 from dovecote.mailboxes import (
@@ -45,6 +48,7 @@ from dovecote.mailboxes import (
     Envelope,
     Mailbox,
     MailboxDropReason,
+    OverflowPolicy,
     PriorityMailbox,
 )
 from dovecote.supervision import (
@@ -82,6 +86,7 @@ __all__ = [
     "DeadLetterReason",
     "Decision",
     "Directive",
+    "DispatcherName",
     "DovecoteError",
     "DropReportingMailbox",
     "Envelope",
@@ -95,12 +100,15 @@ __all__ = [
     "ManualClock",
     "OneForOneStrategy",
     "OptionsError",
+    "OverflowPolicy",
     "PoisonPill",
     "PriorityMailbox",
     "Subscription",
     "SupervisorStrategy",
     "SystemClock",
     "Terminated",
+    "UnhandledMessage",
+    "UnhandledMessageError",
     "UnsupportedCapabilityError",
     "__version__",
     "default_decider",

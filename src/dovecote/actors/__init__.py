@@ -18,9 +18,10 @@ from dovecote.actors._messages import (
     DeadLetterReason,
     PoisonPill,
     Terminated,
+    UnhandledMessage,
 )
 from dovecote.actors._names import NAME_PATTERN
-from dovecote.actors._options import ActorOptions
+from dovecote.actors._options import ActorOptions, DispatcherName
 from dovecote.actors._ref import ActorRef
 from dovecote.actors._system import ActorSystem
 from dovecote.actors._timers import Cancellable
@@ -39,10 +40,12 @@ __all__ = [
     "Clock",
     "DeadLetter",
     "DeadLetterReason",
+    "DispatcherName",
     "EventStream",
     "ManualClock",
     "PoisonPill",
     "Subscription",
     "SystemClock",
     "Terminated",
+    "UnhandledMessage",
 ]

@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from dovecote.actors._ref import ActorRef
     from dovecote.actors._system import ActorSystem
     from dovecote.actors._timers import Cancellable
+    from dovecote.actors._type_params import M, R
 
 __all__ = ["ActorContext"]
 
@@ -54,10 +55,10 @@ class ActorContext(abc.ABC):
     @abc.abstractmethod
     def spawn(
         self,
-        factory: Callable[[], Actor],
+        factory: Callable[[], Actor[M, R]],
         name: str | None = None,
         options: ActorOptions | None = None,
-    ) -> ActorRef:
+    ) -> ActorRef[M, R]:
         """Start a child actor (see ``ActorSystem.spawn``)."""
 
     @abc.abstractmethod

@@ -137,9 +137,11 @@ class ActorMailProvider(MemoryProvider):
         self._unregister_subscription(subscription)
         for task in list(subscription._backoffs):
             task.cancel()
-        state = self.bus.find(str(subscription.address))
+        topic = str(subscription.address)
+        state = self.bus.find(topic)
         if state is not None:
             state.subscriptions.pop(subscription.id, None)
+            self.bus.forget_if_idle(topic)  # unless letters wait there for ``fetch``
 
 
 def make_post_office(system: ActorSystem) -> tuple[PostOffice, ActorMailProvider]:
