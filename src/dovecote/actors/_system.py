@@ -139,6 +139,10 @@ class ActorSystem:
             blocking_workers,
             dead_letter_log_limit,
         )
+        if clock is not None and not isinstance(clock, Clock):
+            raise OptionsError(
+                f"clock must implement dovecote.Clock (now, wall, sleep, call_later), got {clock!r}"
+            )
         self._name = name
         self._host = host.lower()
         self._loop = loop
@@ -146,10 +150,10 @@ class ActorSystem:
         self._call_soon = loop.call_soon
         self._turns = TurnQueue(loop, float(dispatch_slice))
         self._schedule = self._turns.schedule
-        self._ask_timeouts = AskTimeouts(loop)
         self._throughput = throughput
         self._guardian_strategy = guardian_strategy or OneForOneStrategy()
         self.clock: Clock = clock if clock is not None else SystemClock()
+        self._ask_timeouts = AskTimeouts(self.clock)
         self.metrics = RuntimeMetrics(name, sample_every=metrics_sample_every)
         self.metrics.set_mailbox_size_source(MailboxSizes(self))
         self._sample_every = self.metrics.sample_every
