@@ -369,10 +369,11 @@ class PostgresStore:
         agent_id, claimer, lease = self._check_claim(agent_id, claimer, lease_duration_ms)
         limit = check_optional_count(max_messages, "max_messages")
         await self._config(agent_id)
+        await self._listener.ensure()
 
         async def claim() -> Claim | None:
             try:
-                await self._listener.ensure()  # (re)connects before the claim: none missed
+                await self._listener.ensure()  # reconnects before the claim: none is missed
                 return await self._claim(agent_id, claimer, lease)
             except StorageError:
                 if self._closed:  # closed under the stream: it ends
