@@ -30,6 +30,14 @@ _log = get_logger("dovecote.durable.postgres")
 _T = TypeVar("_T")
 #: SQLSTATEs worth one retry: serialization_failure, deadlock_detected
 _RETRY = frozenset({"40001", "40P01"})
+#: every statement is prepared once per connection; a generic plan skips re-planning the
+#: store's multi-CTE statements on each call (they are index walks whatever the values)
+_SESSION = {"plan_cache_mode": "force_generic_plan", "application_name": "dovecote-store"}
+
+
+async def _keep_session(conn: Any) -> None:
+    """Pool release without asyncpg's reset query (a round trip per operation): the
+    store's statements leave no session state behind (no SET, LISTEN or session lock)."""
 
 
 def _describe(error: BaseException) -> str:
@@ -64,7 +72,8 @@ class PgDatabase:
         """Open the pool and create the schema if it is missing (safe under concurrency)."""
         sql = Statements.for_schema(schema)
         with storage_errors("connecting"):
-            pool = await asyncpg.create_pool(dsn, min_size=min_size, max_size=max_size)
+            pool = await asyncpg.create_pool(dsn, min_size=min_size, max_size=max_size,
+                                             server_settings=_SESSION, reset=_keep_session)
         db = cls(dsn, pool, sql)
         try:
             with storage_errors("creating the schema"):
