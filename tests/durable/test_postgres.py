@@ -7,6 +7,7 @@ Every test works in a schema of its own on the shared server and drops it afterw
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import json
 import sys
@@ -255,3 +256,39 @@ async def test_the_sweeper_task_sweeps_on_its_own(db: tuple[str, str]) -> None:
         assert [d.poison_reason for d in await store.dead_letters("q")] == ["expired"]
     finally:
         await store.close()
+
+
+async def test_a_one_connection_pool_serves_many_callers_and_replaces_a_broken_connection(
+    db: tuple[str, str],
+) -> None:
+    store = await _open(db, max_size=1)
+    other = await _open(db)
+    try:
+        sent = await asyncio.gather(*(store.send(f"q{i % 3}", b"x", sender=f"s{i}")
+                                      for i in range(20)))
+        claims = await asyncio.gather(*(store.claim(f"q{i}", claimer="w") for i in range(3)))
+        assert all(c is not None for c in claims)
+        assert len({m.message_id for m in sent}) == 20
+        [conn] = store._db.pool._idle
+        assert await other._db.fetchval("t", "SELECT pg_terminate_backend($1)",
+                                        conn.get_server_pid())
+        with contextlib.suppress(StorageError):  # the dead connection may fail one call
+            await store.stats("q0")
+        assert (await store.stats("q0")).pending_count == 6  # a new connection took over
+    finally:
+        await store.close()
+        await other.close()
+
+
+async def test_calls_waiting_for_a_connection_fail_cleanly_when_the_store_closes(
+    db: tuple[str, str],
+) -> None:
+    store = await _open(db, max_size=1)
+    await store.ensure_mailbox("q")
+    held = await store._db.pool.acquire()
+    waiting = asyncio.ensure_future(store.stats("q"))
+    await asyncio.sleep(0)
+    await store.close()
+    store._db.pool.release(held)
+    with pytest.raises(StorageError):
+        await asyncio.wait_for(waiting, WAIT)

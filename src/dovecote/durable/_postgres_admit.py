@@ -128,7 +128,7 @@ class Admission:
         creatable = sorted({r[1] for u in batch if u.create for r in u.rows} & set(unknown))
         outcome: dict[int, StoreError | None] = {}
         with storage_errors("sending"):
-            async with self._db.pool.acquire() as conn, conn.transaction():
+            async with self._db.pool.connection() as conn, conn.transaction():
                 created: set[str] = set()
                 now = batch[0].rows[0][6]
                 for agent_id in creatable:
