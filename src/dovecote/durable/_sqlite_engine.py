@@ -131,6 +131,7 @@ class SqliteEngine:
         self._offload_commit = durability == "full" and path != ":memory:"
         self.batches = 0  # transactions run (a batch is one transaction)
         self.operations = 0
+        self.lock_waits = 0  # batches that found another process's write lock
 
     async def start(self) -> None:
         """Open the database (on the helper thread) and create the schema."""
@@ -234,6 +235,7 @@ class SqliteEngine:
             txn.conn.execute("BEGIN IMMEDIATE" if writes else "BEGIN")
         except sqlite3.OperationalError:
             # another process holds the write lock: wait for it off the loop
+            self.lock_waits += 1
             self._offload(lambda: self._run_waiting(batch), batch)
             return
         except sqlite3.Error as error:
