@@ -28,7 +28,7 @@ STORE_WORKLOADS: tuple[Workload, ...] = (
         "(g) durable store (SQLite file): send",
         "FULL / NORMAL: one send per transaction (dovecote: one awaited send at a time; "
         "FULL runs N/10). group FULL / NORMAL: sqlite3 batches 100 sends per transaction; "
-        "dovecote runs 64 concurrent senders whose sends share transactions (group "
+        "dovecote runs 256 concurrent senders whose sends share transactions (group "
         "commit). 100-byte payloads, WAL.",
         (
             Metric("full_per_s", "sends/s FULL", True),
@@ -68,3 +68,11 @@ STORE_TARGETS: tuple[tuple[str, str, str, float], ...] = (
     ("store_claim", "group_full_per_s", "ratio>=", 0.7),
     ("store_claim", "group_normal_per_s", "ratio>=", 0.7),
 )
+
+# the PostgreSQL row lives in its own module
+from ._plan_store_pg import PG_RUNTIME_INFO, PG_RUNTIMES, PG_TARGETS, PG_WORKLOADS  # noqa: E402
+
+STORE_RUNTIMES += PG_RUNTIMES
+STORE_RUNTIME_INFO.update(PG_RUNTIME_INFO)
+STORE_WORKLOADS += PG_WORKLOADS
+STORE_TARGETS += PG_TARGETS
