@@ -14,8 +14,10 @@ from dovecote._errors import (
     InvalidActorNameError,
     InvalidFetchOptionsError,
     InvalidMailboxAddressError,
+    InvalidTimeoutError,
     MailboxFullError,
     OptionsError,
+    ShutdownTimeoutError,
     UnsupportedCapabilityError,
 )
 from dovecote.actors import (
@@ -87,6 +89,7 @@ __all__ = [
     "InvalidActorNameError",
     "InvalidFetchOptionsError",
     "InvalidMailboxAddressError",
+    "InvalidTimeoutError",
     "Mailbox",
     "MailboxDropReason",
     "MailboxFullError",
@@ -94,6 +97,7 @@ __all__ = [
     "OptionsError",
     "PoisonPill",
     "PriorityMailbox",
+    "ShutdownTimeoutError",
     "Subscription",
     "SupervisorStrategy",
     "Terminated",
