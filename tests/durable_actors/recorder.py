@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-from dovecote import Actor
+from dovecote import Actor, ActorOptions
 
 
 class Seen:
@@ -52,3 +52,8 @@ class Recorder(Actor):
         if isinstance(message, list) and message and message[0] == "fail":
             raise ValueError(f"failing on {message!r}")
         return message
+
+
+def durable(store: Any, **kwargs: Any) -> ActorOptions:
+    """Options with a durable mailbox in ``store``."""
+    return ActorOptions.create().with_durable_mailbox(store, **kwargs)

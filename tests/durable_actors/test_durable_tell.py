@@ -9,11 +9,7 @@ import pytest
 from dovecote import ActorOptions, ActorSystem, OptionsError
 from dovecote.codec import SerializationError
 
-from .recorder import Recorder, Seen
-
-
-def durable(store: Any, **kwargs: Any) -> ActorOptions:
-    return ActorOptions.create().with_durable_mailbox(store, **kwargs)
+from .recorder import Recorder, Seen, durable
 
 
 async def test_tells_are_stored_handled_in_order_and_committed(

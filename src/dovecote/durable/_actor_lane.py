@@ -18,6 +18,7 @@ message the actor stopped before handling is released transiently.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 from collections import deque
 from collections.abc import Awaitable
@@ -91,6 +92,10 @@ class DurableLane:
         self._awaiting_decision: dict[BaseException, DurableDelivery] = {}
         self._settling: set[asyncio.Task[None]] = set()
         self._closed = False
+        self._in_flight: asyncio.Task[Claim | None] | None = None
+        # Writes wait for the mailbox to exist: a send would create it with the store's
+        # defaults (fifo, which holds a sender's later messages while one is stashed).
+        self._ensured = self.loop.create_task(self._ensure())
         self._claims = self.loop.create_task(self._claim_loop(), name=f"durable:{self.name}")
 
     # -- writing --------------------------------------------------------------------------
@@ -103,9 +108,16 @@ class DurableLane:
         if self._writer is None:
             self._writer = self.loop.create_task(self._write_all())
 
+    async def _ensure(self) -> None:
+        # One claimer taking one message at a time: "unordered" (oldest first, no
+        # per-sender hold) delivers in tell order and lets a stashed message wait.
+        await self._store.ensure_mailbox(self.name, ordering_mode="unordered")
+
     async def _write_all(self) -> None:
         writes = self._writes
         try:
+            with contextlib.suppress(Exception):  # if it failed, the sends fail loudly
+                await asyncio.shield(self._ensured)
             while writes:
                 batch = [writes.popleft() for _ in range(min(len(writes), _BATCH))]
                 results = await asyncio.gather(
@@ -129,14 +141,24 @@ class DurableLane:
 
     # -- claiming -------------------------------------------------------------------------
     async def _claim_loop(self) -> None:
+        # A claim in flight must not be cancelled (the store would hold the message until
+        # its lease ends), so claims after a delivery run as their own task, which close()
+        # waits for. Only when the mailbox is empty does the loop wait in claim_stream,
+        # woken by sends; a close cancels that wait.
         store = self._store
+        lease = self.spec.lease_duration_ms
         try:
-            await store.ensure_mailbox(self.name)
-            stream = store.claim_stream(
-                self.name, claimer=self.claimer, lease_duration_ms=self.spec.lease_duration_ms
-            )
+            await asyncio.shield(self._ensured)
+            stream = store.claim_stream(self.name, claimer=self.claimer, lease_duration_ms=lease)
             try:
-                async for claim in stream:
+                while True:
+                    self._in_flight = self.loop.create_task(
+                        store.claim(self.name, claimer=self.claimer, lease_duration_ms=lease)
+                    )
+                    claim = await asyncio.shield(self._in_flight)
+                    self._in_flight = None
+                    if claim is None:
+                        claim = await anext(stream)
                     delivery = self._delivery(claim)
                     if delivery is None:
                         continue
@@ -250,7 +272,13 @@ class DurableLane:
             return
         self._closed = True
         self._claims.cancel()
-        await asyncio.gather(self._claims, return_exceptions=True)
+        await asyncio.gather(self._claims, self._ensured, return_exceptions=True)
+        in_flight, self._in_flight = self._in_flight, None
+        if in_flight is not None:
+            with contextlib.suppress(Exception):
+                claim = await in_flight
+                if claim is not None:
+                    self._release(claim, "transient", "the actor stopped")
         for delivery in self._awaiting_decision.values():
             self._release(delivery.letter, "transient", "the actor stopped")
         self._awaiting_decision.clear()
