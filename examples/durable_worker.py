@@ -55,14 +55,16 @@ class Worker(Actor):
 
 async def run_worker(database: str) -> None:
     """The child process: a durable worker over the shared database file."""
-    async with open_store(f"sqlite:///{database}", sweep_interval=0.1) as store:
-        async with ActorSystem("worker") as system:
-            finished = asyncio.get_running_loop().create_future()
-            options = ActorOptions.create().with_durable_mailbox(
-                store, "jobs", lease_duration_ms=LEASE_MS
-            )
-            system.spawn(lambda: Worker(finished), "worker", options)
-            await finished
+    async with (
+        open_store(f"sqlite:///{database}", sweep_interval=0.1) as store,
+        ActorSystem("worker") as system,  # shut down first: its last commits reach the store
+    ):
+        finished = asyncio.get_running_loop().create_future()
+        options = ActorOptions.create().with_durable_mailbox(
+            store, "jobs", lease_duration_ms=LEASE_MS
+        )
+        system.spawn(lambda: Worker(finished), "worker", options)
+        await finished
 
 
 async def start_worker(database: str) -> asyncio.subprocess.Process:
