@@ -31,6 +31,7 @@ from dovecote.durable._open import StoreOpener, open_store
 from dovecote.durable._protocol import MailboxStore
 from dovecote.durable._retriable import NonRetriableError, is_retriable
 from dovecote.durable._sqlite import SqliteStore
+from dovecote.durable._store_provider import StoreProvider, store_mailbox_of
 from dovecote.durable._sweeper import Sweeper
 
 __all__ = [
@@ -56,9 +57,11 @@ __all__ = [
     "StoreError",
     "StoreMetrics",
     "StoreOpener",
+    "StoreProvider",
     "StoredMessage",
     "SweepResult",
     "Sweeper",
     "is_retriable",
     "open_store",
+    "store_mailbox_of",
 ]
