@@ -16,26 +16,27 @@ from .recorder import Recorder, Seen, durable
 
 async def test_a_post_lands_in_the_named_store_mailbox(system: ActorSystem, store: Any) -> None:
     office = system.post_office
-    office.register_provider(StoreProvider(store))
-    sent = await office.post(
-        to="sqlite://orders@local/inbox", body={"order": 7}, headers={"trace": "t-1"}
-    )
+    provider = StoreProvider(store)
+    office.register_provider(provider)
+    address = f"{provider.scheme}://orders@local/inbox"
+    sent = await office.post(to=address, body={"order": 7}, headers={"trace": "t-1"})
     [stored] = await store.peek("orders/inbox")
     assert decode(stored.payload) == {"order": 7}
     assert stored.headers["trace"] == "t-1"
-    [letter] = await office.fetch("sqlite://orders@local/inbox", peek=True, limit=5)
+    [letter] = await office.fetch(address, peek=True, limit=5)
     assert (letter.id, letter.body) == (sent.id, {"order": 7})
 
 
 async def test_a_durable_actor_on_that_mailbox_receives_posts_with_their_sender(
     system: ActorSystem, store: Any
 ) -> None:
-    system.post_office.register_provider(StoreProvider(store))
+    provider = StoreProvider(store)
+    system.post_office.register_provider(provider)
     seen, replies = Seen(), Seen()
     sender = system.spawn(lambda: Recorder(replies), "clerk")
     system.spawn(lambda: Recorder(seen), "orders", durable(store, mailbox="orders/inbox"))
     await system.post_office.post(
-        to="sqlite:orders@local/inbox", body=("ship", 3), from_=sender.address
+        to=f"{provider.scheme}:orders@local/inbox", body=("ship", 3), from_=sender.address
     )
     await seen.count(1)
     assert seen.messages == [["ship", 3]]
@@ -50,6 +51,7 @@ def test_mailbox_names_and_schemes() -> None:
 
 
 async def test_the_provider_scheme_follows_the_store(store: Any) -> None:
-    assert StoreProvider(store).scheme == "sqlite"
+    expected = "postgresql" if "Postgres" in type(store).__name__ else "sqlite"
+    assert StoreProvider(store).scheme == expected
     assert StoreProvider(store, scheme="postgresql").scheme == "postgresql"
     assert SENDER_HEADER == "dovecote-sender"
