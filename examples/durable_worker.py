@@ -81,7 +81,8 @@ async def read_handled(process: asyncio.subprocess.Process, stop_after: int | No
         line = await process.stdout.readline()
         if not line:
             break
-        handled.append(int(line.split()[-1]))
+        if line.startswith(b"handled job "):
+            handled.append(int(line.split()[-1]))
     return handled
 
 

@@ -135,3 +135,31 @@ async def test_a_retriable_predicate_option_decides(system: ActorSystem, store: 
     await system.shutdown()
     [record] = await store.dead_letters("/user/pred")
     assert record.poison_reason == "permanent_failure"
+
+
+class FailOnceAt(Actor):
+    """Fails the first delivery of ``bad``; records every delivery."""
+
+    def __init__(self, seen: Seen, bad: int) -> None:
+        super().__init__()
+        self.seen = seen
+        self.bad = bad
+
+    def on_receive(self, message: Any) -> None:
+        self.seen.add(message)
+        if message == self.bad and self.seen.messages.count(message) == 1:
+            raise ValueError("first delivery fails")
+
+
+async def test_a_failed_message_keeps_its_place_ahead_of_those_claimed_with_it(
+    system: ActorSystem, store: Any
+) -> None:
+    seen = Seen()
+    ref = system.spawn(lambda: FailOnceAt(seen, 30), "ordered", durable(store, claim_ahead=16))
+    for i in range(40):
+        ref.tell(i)
+    await seen.count(41)
+    assert seen.messages == [*range(31), *range(30, 40)]
+    await system.shutdown()
+    stats = await store.stats("/user/ordered")
+    assert (stats.committed_count, stats.pending_count, stats.claimed_count) == (40, 0, 0)

@@ -50,7 +50,14 @@ async def test_an_unencodable_message_raises_at_the_tell_site(
 
 @pytest.mark.parametrize(
     "kwargs",
-    [{"mailbox": "has space"}, {"mailbox": ""}, {"lease_duration_ms": 0}, {"codec": 3}],
+    [
+        {"mailbox": "has space"},
+        {"mailbox": ""},
+        {"lease_duration_ms": 0},
+        {"codec": 3},
+        {"claim_ahead": 0},
+        {"retriable": 5},
+    ],
 )
 async def test_bad_durable_options_raise_options_error(store: Any, kwargs: Any) -> None:
     with pytest.raises(OptionsError):

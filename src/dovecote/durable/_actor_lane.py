@@ -36,7 +36,7 @@ from dovecote.supervision import Directive
 if TYPE_CHECKING:
     from dovecote.actors import ActorRef
     from dovecote.actors._hosted_mailbox import MailboxHost
-    from dovecote.durable._actor_mailbox import DurableDelivery
+    from dovecote.durable._actor_mailbox import DurableDelivery, DurableMailbox
     from dovecote.durable._model import Claim
     from dovecote.durable._protocol import MailboxStore
 
@@ -62,6 +62,7 @@ class LaneSpec:
     codec: Codec
     lease_duration_ms: int | None
     retriable: RetriablePredicate
+    claim_ahead: int = 1
 
 
 def _sender_id(sender: ActorRef | None) -> str:
@@ -88,11 +89,16 @@ class DurableLane:
         self._writer: asyncio.Task[None] | None = None
         self._ready = asyncio.Event()
         self._ready.set()
-        self._waiting: DurableDelivery | None = None  # delivered, not yet taken
+        self._untaken: deque[DurableDelivery] = deque()  # delivered, not yet taken
+        self._releasing: set[asyncio.Task[None]] = set()
+        self.mailbox: DurableMailbox | None = None  # the current incarnation's
         self._awaiting_decision: dict[BaseException, DurableDelivery] = {}
         self._settling: set[asyncio.Task[None]] = set()
         self._closed = False
-        self._in_flight: asyncio.Task[Claim | None] | None = None
+        self._in_flight: asyncio.Task[list[Claim]] | None = None
+        self._by_priority = False
+        self._lease_s = 60.0
+        self._pace: float | None = None  # smoothed seconds from taking to settling
         # Writes wait for the mailbox to exist: a send would create it with the store's
         # defaults (fifo, which holds a sender's later messages while one is stashed).
         self._ensured = self.loop.create_task(self._ensure())
@@ -111,7 +117,19 @@ class DurableLane:
     async def _ensure(self) -> None:
         # One claimer taking one message at a time: "unordered" (oldest first, no
         # per-sender hold) delivers in tell order and lets a stashed message wait.
-        await self._store.ensure_mailbox(self.name, ordering_mode="unordered")
+        config = await self._store.ensure_mailbox(self.name, ordering_mode="unordered")
+        self._by_priority = config.ordering_mode == "priority"
+        self._lease_s = (self.spec.lease_duration_ms or config.lease_duration_ms) / 1000
+
+    def _window(self) -> int:
+        """How many to claim together: what the actor handles in a quarter of a lease,
+        going by its recent pace (one until it has a pace), at most ``claim_ahead``."""
+        pace = self._pace
+        if pace is None:
+            return 1
+        if pace <= 0:
+            return self.spec.claim_ahead
+        return max(1, min(self.spec.claim_ahead, int(self._lease_s / (4 * pace))))
 
     async def _write_all(self) -> None:
         writes = self._writes
@@ -141,10 +159,9 @@ class DurableLane:
 
     # -- claiming -------------------------------------------------------------------------
     async def _claim_loop(self) -> None:
-        # A claim in flight must not be cancelled (the store would hold the message until
-        # its lease ends), so claims after a delivery run as their own task, which close()
-        # waits for. Only when the mailbox is empty does the loop wait in claim_stream,
-        # woken by sends; a close cancels that wait.
+        # Claims run as their own task, which close() waits for: a claim cancelled in
+        # flight would leave its message held until the lease ends. Only when the mailbox
+        # is empty does the loop wait in claim_stream (woken by sends); close cancels that.
         store = self._store
         lease = self.spec.lease_duration_ms
         try:
@@ -152,26 +169,49 @@ class DurableLane:
             stream = store.claim_stream(self.name, claimer=self.claimer, lease_duration_ms=lease)
             try:
                 while True:
-                    self._in_flight = self.loop.create_task(
-                        store.claim(self.name, claimer=self.claimer, lease_duration_ms=lease)
-                    )
-                    claim = await asyncio.shield(self._in_flight)
-                    self._in_flight = None
-                    if claim is None:
-                        claim = await anext(stream)
-                    delivery = self._delivery(claim)
-                    if delivery is None:
-                        continue
-                    self._ready.clear()
-                    self._waiting = delivery
-                    self.host.deliver(delivery)
                     await self._ready.wait()
+                    self._in_flight = self.loop.create_task(self._claim_some(self._window()))
+                    claims = await asyncio.shield(self._in_flight)
+                    self._in_flight = None
+                    if not claims:
+                        claims = [await anext(stream)]
+                    deliveries = [d for d in map(self._delivery, claims) if d is not None]
+                    if deliveries:
+                        self._ready.clear()
+                        self._untaken.extend(deliveries)
+                        for delivery in deliveries:
+                            self.host.deliver(delivery)
             finally:
                 await stream.aclose()  # type: ignore[attr-defined]
         except asyncio.CancelledError:
             raise
         except Exception as error:  # the lane cannot claim: loud, and its tells still fail loudly
             _log.error("durable mailbox stopped claiming", mailbox=self.name, exc_info=error)
+
+    async def _claim_some(self, window: int) -> list[Claim]:
+        """Up to ``window`` claims issued together (the store runs them in one transaction,
+        oldest first); a crash leaves them all in the store, to come back in that order."""
+        store, lease = self._store, self.spec.lease_duration_ms
+        results = await asyncio.gather(
+            *(
+                store.claim(self.name, claimer=self.claimer, lease_duration_ms=lease)
+                for _ in range(window)
+            ),
+            return_exceptions=True,
+        )
+        claims = [r for r in results if r is not None and not isinstance(r, BaseException)]
+        errors = [r for r in results if isinstance(r, BaseException)]
+        if errors and not claims:
+            raise errors[0]
+        for error in errors:
+            _log.warning("durable claim failed", mailbox=self.name, error=repr(error))
+        # Concurrent claims on several connections (PostgreSQL) can finish in any order:
+        # deliver them in the store's order (ULIDs sort by time).
+        if self._by_priority:
+            claims.sort(key=lambda c: (-c.message.priority, c.message.message_id))
+        else:
+            claims.sort(key=lambda c: c.message.message_id)
+        return claims
 
     def _delivery(self, claim: Claim) -> DurableDelivery | None:
         from dovecote.durable._actor_mailbox import DurableDelivery
@@ -194,14 +234,39 @@ class DurableLane:
         return DurableDelivery(message, sender, self, claim)
 
     def taken(self, delivery: DurableDelivery) -> None:
-        """The actor took ``delivery`` from its queue: claim the next one."""
-        if delivery is self._waiting:
-            self._waiting = None
+        """The actor took ``delivery`` from its queue (to handle or to stash it)."""
+        delivery.taken_at = self.loop.time()
+        untaken = self._untaken
+        if untaken and untaken[0] is delivery:
+            untaken.popleft()
+        elif delivery in untaken:
+            untaken.remove(delivery)
+        else:
+            return
+        self._maybe_ready()
+
+    def _maybe_ready(self) -> None:
+        # claim the next round once everything claimed was taken and no failure waits
+        # for its supervisor's decision (the failed message must come back first)
+        if not self._untaken and not self._awaiting_decision and not self._releasing:
             self._ready.set()
+
+    def _give_back_untaken(self) -> None:
+        """Release what was claimed behind a failed message, so it keeps its place."""
+        mailbox = self.mailbox
+        for delivery in self._untaken:
+            if mailbox is not None:
+                with contextlib.suppress(ValueError):
+                    mailbox._user.remove(delivery)
+            self._release(delivery.letter, "transient", "given back behind a failed message")
+        self._untaken.clear()
 
     # -- settling -------------------------------------------------------------------------
     def handled(self, delivery: DurableDelivery) -> None:
         """``on_receive`` returned: commit."""
+        took = self.loop.time() - delivery.taken_at
+        pace = self._pace
+        self._pace = took if pace is None else 0.8 * pace + 0.2 * took
         claim = delivery.letter
         self._settle(
             self._store.commit(
@@ -215,13 +280,17 @@ class DurableLane:
 
     def failed(self, delivery: DurableDelivery, error: BaseException) -> None:
         """The handler raised (or the actor stopped first): release now or at the decision."""
-        self.taken(delivery)
         if isinstance(error, ActorStoppedError):
+            self.taken(delivery)
             self._release(delivery.letter, "transient", "the actor stopped before handling it")
         elif not self.spec.retriable(error):
+            self.taken(delivery)
             self._release(delivery.letter, "permanent", f"non-retriable: {error!r}")
         else:
+            self._ready.clear()
             self._awaiting_decision[error] = delivery
+            self.taken(delivery)
+            self._give_back_untaken()
 
     def decided(self, error: BaseException, directive: Directive) -> None:
         """The supervisor's directive for a failure: STOP gives the message up."""
@@ -231,10 +300,17 @@ class DurableLane:
         if directive is Directive.STOP:
             self._release(delivery.letter, "permanent", f"the actor was stopped: {error!r}")
         else:
-            self._release(delivery.letter, "transient", f"{directive.name.lower()}: {error!r}")
+            note = f"{directive.name.lower()}: {error!r}"
+            task = self._release(delivery.letter, "transient", note)
+            self._releasing.add(task)  # claims resume once it is back in its place
+            task.add_done_callback(self._released)
 
-    def _release(self, claim: Claim, kind: str, note: str) -> None:
-        self._settle(
+    def _released(self, task: asyncio.Task[None]) -> None:
+        self._releasing.discard(task)
+        self._maybe_ready()
+
+    def _release(self, claim: Claim, kind: str, note: str) -> asyncio.Task[None]:
+        return self._settle(
             self._store.release(
                 claim.message.message_id,
                 claimer=self.claimer,
@@ -245,10 +321,11 @@ class DurableLane:
             claim,
         )
 
-    def _settle(self, operation: Awaitable[None], claim: Claim) -> None:
+    def _settle(self, operation: Awaitable[None], claim: Claim) -> asyncio.Task[None]:
         task = self.loop.create_task(self._run_settlement(operation, claim))
         self._settling.add(task)
         task.add_done_callback(self._settling.discard)
+        return task
 
     async def _run_settlement(self, operation: Awaitable[None], claim: Claim) -> None:
         try:
@@ -276,8 +353,7 @@ class DurableLane:
         in_flight, self._in_flight = self._in_flight, None
         if in_flight is not None:
             with contextlib.suppress(Exception):
-                claim = await in_flight
-                if claim is not None:
+                for claim in await in_flight:
                     self._release(claim, "transient", "the actor stopped")
         for delivery in self._awaiting_decision.values():
             self._release(delivery.letter, "transient", "the actor stopped")

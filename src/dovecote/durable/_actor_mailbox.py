@@ -50,13 +50,15 @@ class Settlement(asyncio.Future[Any]):
 class DurableDelivery(Envelope):
     """A claimed store message on its way to ``on_receive``; ``letter`` is the claim."""
 
-    __slots__ = ("letter",)
+    __slots__ = ("letter", "taken_at")
 
     letter: Claim
+    taken_at: float
 
     def __init__(self, message: Any, sender: ActorRef | None, lane: DurableLane, claim: Claim):
         super().__init__(message, sender, None)
         self.letter = claim
+        self.taken_at = 0.0
         self.reply = Settlement(lane, self)
 
     def __repr__(self) -> str:
@@ -81,7 +83,8 @@ class DurableMailbox(Mailbox):
         """Join (or open) the durable lane of the actor behind ``host``."""
         from dovecote.durable._actor_lanes import lane_for
 
-        self._lane = lane_for(host, self._spec)
+        self._lane = lane = lane_for(host, self._spec)
+        lane.mailbox = self
 
     def failure_decided(self, error: BaseException, directive: Directive) -> None:
         """The supervisor's decision settles a failed delivery (STOP: permanent)."""

@@ -13,7 +13,10 @@ from dovecote.durable._actor_mailbox import DurableMailbox
 from dovecote.durable._protocol import MailboxStore
 from dovecote.durable._retriable import RetriablePredicate, is_retriable
 
-__all__ = ["DurableMailboxFactory", "durable_mailbox_factory"]
+__all__ = ["DEFAULT_CLAIM_AHEAD", "DurableMailboxFactory", "durable_mailbox_factory"]
+
+DEFAULT_CLAIM_AHEAD = 16
+"""Messages a durable actor claims together by default."""
 
 
 class DurableMailboxFactory:
@@ -51,11 +54,14 @@ def durable_mailbox_factory(
     codec: Codec | None = None,
     lease_duration_ms: int | None = None,
     retriable: RetriablePredicate | None = None,
+    claim_ahead: int = DEFAULT_CLAIM_AHEAD,
 ) -> DurableMailboxFactory:
     """Validate ``with_durable_mailbox``'s arguments (OptionsError) and make the factory.
 
     ``retriable(error) -> bool`` decides which handler errors send the message back
     (default: all but those with ``is_retriable = False``, e.g. ``NonRetriableError``).
+    ``claim_ahead`` messages are claimed together (one store transaction); the next
+    round starts once the actor has taken them all. Their leases run from the claim.
     """
     if not isinstance(store, MailboxStore):
         raise OptionsError(f"with_durable_mailbox needs a MailboxStore, got {store!r}")
@@ -71,6 +77,8 @@ def durable_mailbox_factory(
         or lease_duration_ms < 1
     ):
         raise OptionsError(f"lease_duration_ms must be an int >= 1, got {lease_duration_ms!r}")
+    if not isinstance(claim_ahead, int) or isinstance(claim_ahead, bool) or claim_ahead < 1:
+        raise OptionsError(f"claim_ahead must be an int >= 1, got {claim_ahead!r}")
     if retriable is not None and not callable(retriable):
         raise OptionsError("retriable must be a callable taking the handler's exception")
     spec = LaneSpec(
@@ -79,6 +87,7 @@ def durable_mailbox_factory(
         codec=codec,
         lease_duration_ms=lease_duration_ms,
         retriable=retriable or is_retriable,
+        claim_ahead=claim_ahead,
     )
     return DurableMailboxFactory(spec)
 
