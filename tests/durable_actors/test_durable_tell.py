@@ -81,3 +81,11 @@ async def test_tell_durable_to_an_in_memory_or_a_stopped_actor(
     assert await asyncio.wait_for(stopped, 5.0) == gone
     with pytest.raises(ActorStoppedError):
         await gone.tell_durable("too late")
+
+
+async def test_a_durable_mailbox_does_not_combine_with_a_capacity(
+    system: ActorSystem, store: Any
+) -> None:
+    options = durable(store).with_mailbox_capacity(10)
+    with pytest.raises(OptionsError):
+        system.spawn(lambda: Recorder(Seen()), "bounded", options)
