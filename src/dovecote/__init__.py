@@ -17,6 +17,7 @@ from dovecote._errors import (
     MailboxFullError,
     OptionsError,
     SerializationError,
+    UnhandledMessageError,
     UnsupportedCapabilityError,
 )
 from dovecote.actors import (
@@ -32,10 +33,14 @@ from dovecote.actors import (
     Clock,
     DeadLetter,
     DeadLetterReason,
+    DispatcherName,
     EventStream,
+    ManualClock,
     PoisonPill,
     Subscription,
+    SystemClock,
     Terminated,
+    UnhandledMessage,
 )
 from dovecote.dispatch import run, uvloop_available
 from dovecote.mailboxes import (
@@ -44,6 +49,7 @@ from dovecote.mailboxes import (
     Envelope,
     Mailbox,
     MailboxDropReason,
+    OverflowPolicy,
     PriorityMailbox,
 )
 from dovecote.supervision import (
@@ -81,6 +87,7 @@ __all__ = [
     "DeadLetterReason",
     "Decision",
     "Directive",
+    "DispatcherName",
     "DovecoteError",
     "DropReportingMailbox",
     "Envelope",
@@ -91,14 +98,19 @@ __all__ = [
     "Mailbox",
     "MailboxDropReason",
     "MailboxFullError",
+    "ManualClock",
     "OneForOneStrategy",
     "OptionsError",
+    "OverflowPolicy",
     "PoisonPill",
     "PriorityMailbox",
     "SerializationError",
     "Subscription",
     "SupervisorStrategy",
+    "SystemClock",
     "Terminated",
+    "UnhandledMessage",
+    "UnhandledMessageError",
     "UnsupportedCapabilityError",
     "__version__",
     "default_decider",

@@ -161,3 +161,12 @@ async def test_an_idle_stream_makes_no_queries() -> None:
         await store.send("q", b"x", sender="s")
         assert (await asyncio.wait_for(pending, WAIT)).message.payload == b"x"
         await stream.aclose()
+
+
+@pytest.mark.skipif(
+    __import__("importlib").util.find_spec("dovecote.durable._postgres") is not None,
+    reason="this build has the PostgreSQL backend",
+)
+async def test_a_postgresql_url_without_the_backend_is_a_clear_error() -> None:
+    with pytest.raises(InvalidRequestError, match="PostgreSQL"):
+        await open_store("postgresql://postgres@127.0.0.1:5432/test")
