@@ -19,6 +19,7 @@ from dovecote.actors._hooks import run_hook
 from dovecote.actors._messages import ActorRestarted, ActorStarted, ActorStopped, DeadLetterReason
 from dovecote.actors._names import auto_name, validate_name
 from dovecote.actors._options import ActorOptions
+from dovecote.actors._remote_seam import RemoteCell
 from dovecote.actors._system_messages import RESUME, TERMINATE, Failed, Restart, Resume, Terminate
 from dovecote.mailboxes import Envelope, Mailbox
 
@@ -176,6 +177,9 @@ def process_system(cell: ActorCell, message: object) -> None:
 
 def request_stop(cell: ActorCell) -> None:
     """``context.stop``: stop as soon as the message in progress is done."""
+    if isinstance(cell, RemoteCell):
+        cell.on_stop_requested()  # another process's actor: its transport sends the stop
+        return
     if not cell._terminated and not cell._stop_requested:
         cell._stop_requested = True
         cell._send_system(TERMINATE)

@@ -1,0 +1,487 @@
+"""NatsTransport: one NATS connection and one wildcard subscription per node.
+
+Sending: ``tell`` encodes and publishes in the caller's frame (the nats-py publish
+coroutine is stepped inline: it only appends to the connection's buffer and kicks its
+flusher, so there is no task, flush or await per message). ``ask`` publishes with a
+reply subject under this node's own prefix (``<node>._r.<token>``): every answer
+arrives on the node's one subscription and is matched to its future by token.
+
+Receiving: the node subscription hands each message to the actor its subject names,
+in arrival order (NATS keeps one connection's messages in order), so tells and asks
+from one node to one actor share one lane.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import itertools
+import math
+import threading
+import traceback
+import uuid
+import weakref
+from typing import TYPE_CHECKING, Any
+
+from dovecote._errors import (
+    ActorNotFoundError,
+    ActorStoppedError,
+    AskTimeoutError,
+    SerializationError,
+)
+from dovecote.actors import ActorRef, ActorStopped
+from dovecote.addressing import MailAddress
+from dovecote.dispatch import continue_in_task, step_inline
+from dovecote.observability import get_logger
+from dovecote.remote import _wire as w
+from dovecote.remote._body import decode_body, encode_body
+from dovecote.remote._errors import (
+    MessageTooLargeError,
+    NodeAlreadyJoinedError,
+    RemoteError,
+    RemoteUnavailableError,
+)
+from dovecote.remote._membership import Cluster
+from dovecote.remote._ref import RemoteRef, RemoteTarget
+from dovecote.remote._subjects import node_prefix, path_of_subject, subject_of_path
+from dovecote.remote._wire_log import WireLog
+
+if TYPE_CHECKING:
+    from nats.aio.client import Client
+    from nats.aio.msg import Msg
+
+    from dovecote.actors import ActorSystem
+    from dovecote.remote._config import NatsRemote
+
+__all__ = ["NatsTransport", "RemoteDeadLetterReason"]
+
+_log = get_logger("dovecote.remote")
+_NO_RESPONDERS = "503"
+_CACHE_LIMIT = 10_000
+
+
+class RemoteDeadLetterReason:
+    """The dead-letter reasons of remote messaging."""
+
+    REMOTE_UNAVAILABLE = "remote-unavailable"
+    """Told while this node was not connected to NATS."""
+    UNDECODABLE = "undecodable"
+    """Arrived from the wire but did not decode (bad frame, unknown type)."""
+    UNKNOWN_RECIPIENT = "unknown-recipient"
+    """Arrived for a path (or system) this node does not host."""
+
+
+class NatsTransport:
+    """The remote transport of one actor system (made by ``NatsRemote.open_transport``)."""
+
+    scheme = "nats"
+
+    def __init__(self, system: ActorSystem, config: NatsRemote) -> None:
+        self._system = system
+        self._config = config
+        self.loop = system._loop
+        self.loop_thread = threading.get_ident()
+        self.prefix = node_prefix(system.name, system.host)
+        self._prefix_len = len(self.prefix) + 1
+        self._reply_prefix = self.prefix + "._r."
+        self._control = self.prefix + "._c"
+        self._nc: Client | None = None
+        self._connected = False
+        self._started = False
+        self._closing = False
+        self._max_payload = 1_048_576
+        self._tokens = itertools.count(1)
+        self._pending: dict[str, tuple[asyncio.Future[Any], asyncio.TimerHandle | None]] = {}
+        self._local: dict[str, ActorRef] = {}  # subject -> local ref (cache)
+        self._senders: dict[str, ActorRef] = {}  # sender address -> ref (cache)
+        self._targets: weakref.WeakValueDictionary[str, RemoteTarget] = (
+            weakref.WeakValueDictionary()
+        )
+        self._watched: dict[str, set[RemoteTarget]] = {}  # node prefix -> watched targets
+        self._watchers: dict[str, set[str]] = {}  # local path -> watching node prefixes
+        self._wire_log = WireLog(system)
+        self._cluster = Cluster(system, config, self.prefix, uuid.uuid4().hex, self._node_down)
+
+    @property
+    def cluster(self) -> Cluster:
+        """This node's view of the cluster."""
+        return self._cluster
+
+    # -- lifecycle -----------------------------------------------------------------------------
+    async def start(self) -> None:
+        """Connect, check that the host is free, subscribe, join the cluster."""
+        if self._started:
+            return
+        self._started = True
+        import nats
+        from nats.errors import NoRespondersError
+        from nats.errors import TimeoutError as NatsTimeoutError
+
+        nc = await nats.connect(
+            **self._config.connect_kwargs(),
+            disconnected_cb=self._disconnected,
+            reconnected_cb=self._reconnected,
+            error_cb=self._error,
+        )
+        self._nc = nc
+        try:
+            try:  # is another live node already serving this prefix?
+                await nc.request(self._control, w.encode_frame(w.PING), timeout=0.5)
+            except (NoRespondersError, NatsTimeoutError):
+                pass
+            else:
+                raise NodeAlreadyJoinedError(
+                    f"a live node already serves {self._system.name}@{self._system.host}: "
+                    "give every node its own host"
+                )
+            self._max_payload = nc.max_payload
+            await nc.subscribe(
+                self.prefix + ".>",
+                cb=self._on_message,
+                pending_msgs_limit=-1,
+                pending_bytes_limit=-1,
+            )
+            await nc.flush()
+            self._connected = True
+            self._system.event_stream.subscribe(self._actor_stopped, ActorStopped)
+            await self._cluster.join(nc.jetstream())
+        except BaseException:
+            self._connected = False
+            await nc.close()
+            raise
+
+    async def close(self) -> None:
+        """Leave the cluster, fail pending asks, deliver what is buffered, disconnect."""
+        if self._closing or self._nc is None:
+            return
+        self._closing = True
+        await self._cluster.leave()
+        for token in list(self._pending):
+            self._fail(token, RemoteUnavailableError("the node shut down before the answer"))
+        nc = self._nc
+        try:
+            await nc.flush(timeout=2)
+        except Exception as error:
+            _log.warning("could not flush before closing", error=str(error))
+        self._connected = False
+        await nc.close()
+
+    async def _disconnected(self) -> None:
+        self._connected = False
+        if self._closing:
+            return
+        _log.warning("disconnected from NATS; reconnecting", node=self.prefix)
+        for token in list(self._pending):
+            self._fail(token, RemoteUnavailableError("NATS connection lost before the answer"))
+
+    async def _reconnected(self) -> None:
+        self._connected = not self._closing
+        _log.warning("reconnected to NATS", node=self.prefix)
+
+    async def _error(self, error: Exception) -> None:
+        _log.warning("NATS error", error=repr(error))
+
+    # -- refs ----------------------------------------------------------------------------------
+    def resolve(self, address: str) -> RemoteRef:
+        """The ref for another node's actor address (no round trip)."""
+        target = self._targets.get(address)
+        if target is None or target._terminated:
+            parsed = MailAddress.parse(address)
+            if parsed.scheme != self.scheme or not parsed.path.startswith("/user/"):
+                raise ActorNotFoundError(f"{address!r} is not an actor address of a nats node")
+            prefix = node_prefix(parsed.user, parsed.host)
+            path: str = parsed.path
+            text = str(parsed)
+            target = self._targets.get(text)
+            if target is None or target._terminated:
+                target = RemoteTarget(self, text, prefix, subject_of_path(prefix, path), path)
+                target._ref = RemoteRef(target)
+                self._targets[text] = target
+            if text != address:
+                self._targets[address] = target
+        return target._ref  # type: ignore[return-value]
+
+    def _sender_ref(self, address: str | None) -> ActorRef | None:
+        if address is None:
+            return None
+        ref = self._senders.get(address)
+        if ref is None or not ref.is_alive:
+            try:
+                ref = self._system.resolve(address)
+            except (ActorNotFoundError, ValueError):
+                return None
+            if len(self._senders) >= _CACHE_LIMIT:
+                self._senders.clear()
+            self._senders[address] = ref
+        return ref
+
+    # -- sending -------------------------------------------------------------------------------
+    def _publish(self, subject: str, payload: bytes, reply: str = "") -> None:
+        nc = self._nc
+        assert nc is not None
+        if len(payload) > self._max_payload:
+            raise MessageTooLargeError(
+                f"{len(payload)} bytes is over the NATS server's max_payload "
+                f"({self._max_payload} bytes)"
+            )
+        finished, yielded = step_inline(nc.publish(subject, payload, reply=reply))
+        if not finished:  # the outbound buffer is full: nats-py waits for its flusher
+            continue_in_task(self.loop, nc.publish(subject, payload, reply=reply), yielded)
+
+    def send_tell(self, target: RemoteTarget, message: Any, sender: ActorRef | None) -> None:
+        """``RemoteRef.tell`` on the loop thread."""
+        payload = w.encode_frame(
+            w.TELL, sender.address if sender is not None else None, encode_body(message)
+        )
+        if not self._connected:
+            self._system._dead_letter(
+                message, sender, target._ref, RemoteDeadLetterReason.REMOTE_UNAVAILABLE
+            )
+            return
+        self._publish(target.subject, payload)
+
+    def send_stop(self, target: RemoteTarget, now: bool = False) -> None:
+        """``stop()`` (graceful, in lane order) or ``context.stop`` (now) of a remote actor."""
+        if self._connected:
+            self._publish(target.subject, w.encode_frame(w.STOP_NOW if now else w.STOP))
+
+    def send_ask(self, target: RemoteTarget, message: Any, timeout: float) -> asyncio.Future[Any]:
+        """``RemoteRef.ask``: publish now, answer through the node's reply inbox."""
+        if threading.get_ident() != self.loop_thread:
+            return asyncio.run_coroutine_threadsafe(
+                self._ask_async(target, message, timeout), self.loop
+            )  # type: ignore[return-value]
+        payload = w.encode_frame(w.ASK, encode_body(message))
+        future: asyncio.Future[Any] = self.loop.create_future()
+        if not self._connected:
+            future.set_exception(
+                RemoteUnavailableError(f"not connected to NATS; ask to {target.address} not sent")
+            )
+            return future
+        token = str(next(self._tokens))
+        self._request(target.subject, payload, token, future, timeout, target.address)
+        return future
+
+    async def _ask_async(self, target: RemoteTarget, message: Any, timeout: float) -> Any:
+        return await self.send_ask(target, message, timeout)
+
+    def _request(
+        self,
+        subject: str,
+        payload: bytes,
+        token: str,
+        future: asyncio.Future[Any],
+        timeout: float,
+        what: str,
+    ) -> None:
+        self._publish(subject, payload, reply=self._reply_prefix + token)
+        timer = None
+        if timeout != math.inf:
+            timer = self.loop.call_later(
+                timeout,
+                self._fail,
+                token,
+                AskTimeoutError(f"{what} did not answer within {timeout} s"),
+            )
+        self._pending[token] = (future, timer)
+
+    def _fail(self, token: str, error: BaseException) -> None:
+        entry = self._pending.pop(token, None)
+        if entry is not None:
+            future, timer = entry
+            if timer is not None:
+                timer.cancel()
+            if not future.done():
+                future.set_exception(error)
+
+    # -- receiving -----------------------------------------------------------------------------
+    async def _on_message(self, msg: Msg) -> None:
+        try:
+            subject = msg.subject
+            if subject.startswith(self._reply_prefix):
+                self._on_reply(subject[len(self._reply_prefix) :], msg)
+            elif subject == self._control:
+                self._on_control(msg)
+            else:
+                self._on_actor_message(subject, msg)
+        except Exception:  # never let one message break the node's subscription
+            _log.exception("failed to handle a message from NATS", subject=msg.subject)
+
+    def _on_actor_message(self, subject: str, msg: Msg) -> None:
+        ref = self._local.get(subject)
+        if ref is None or not ref.is_alive:
+            ref = None
+            try:
+                ref = self._system.resolve(path_of_subject(self._prefix_len, subject))
+            except (ActorNotFoundError, ValueError, UnicodeDecodeError, IndexError):
+                pass
+            else:
+                if len(self._local) >= _CACHE_LIMIT:
+                    self._local.clear()
+                self._local[subject] = ref
+        try:
+            frame = w.decode_frame(msg.data)
+            kind = frame[0]
+            message = decode_body(frame[-1], self._system) if kind in (w.TELL, w.ASK) else None
+        except SerializationError as error:
+            self._wire_log.undecodable(subject, error)
+            if msg.reply:
+                self._answer_now(msg.reply, w.ERROR, "dovecote.SerializationError", str(error), "")
+            return
+        if ref is None:
+            self._wire_log.unknown_recipient(subject, message)
+            if msg.reply:
+                self._answer_now(msg.reply, w.NOT_FOUND, f"no actor at {subject}")
+            return
+        if kind == w.TELL:
+            ref.tell(message, self._sender_ref(frame[1]))
+        elif kind == w.ASK:
+            answer = asyncio.ensure_future(ref.ask(message, timeout=math.inf))
+            answer.add_done_callback(functools.partial(self._answer, msg.reply))
+        elif kind == w.STOP:
+            ref.stop()
+        elif kind == w.STOP_NOW:
+            self._system.stop(ref)
+
+    def _answer_now(self, reply: str, *items: Any) -> None:
+        if self._connected:
+            self._publish(reply, w.encode_frame(*items))
+
+    def _answer(self, reply: str, answer: asyncio.Future[Any]) -> None:
+        if answer.cancelled():
+            self._answer_now(reply, w.STOPPED, "the ask was cancelled")
+            return
+        error = answer.exception()
+        if error is None:
+            try:
+                self._answer_now(reply, w.OK, encode_body(answer.result()))
+                return
+            except (SerializationError, MessageTooLargeError) as bad:
+                error = bad
+        if isinstance(error, ActorStoppedError):
+            self._answer_now(reply, w.STOPPED, str(error))
+            return
+        kind = type(error)
+        self._answer_now(
+            reply,
+            w.ERROR,
+            f"{kind.__module__}.{kind.__qualname__}",
+            str(error),
+            "".join(traceback.format_exception(error)),
+        )
+
+    def _on_reply(self, token: str, msg: Msg) -> None:
+        entry = self._pending.pop(token, None)
+        if entry is None:
+            return  # the ask timed out already; its answer is late
+        future, timer = entry
+        if timer is not None:
+            timer.cancel()
+        if future.done():
+            return
+        headers = msg.headers
+        if headers and headers.get("Status") == _NO_RESPONDERS:
+            future.set_exception(
+                ActorNotFoundError("no node answers for that address (no responders)")
+            )
+            return
+        try:
+            frame = w.decode_frame(msg.data)
+            kind = frame[0]
+            if kind == w.OK:
+                future.set_result(decode_body(frame[1], self._system))
+            elif kind == w.ERROR:
+                future.set_exception(RemoteError(frame[1], frame[2], frame[3]))
+            elif kind == w.NOT_FOUND:
+                future.set_exception(ActorNotFoundError(frame[1]))
+            elif kind == w.STOPPED:
+                future.set_exception(ActorStoppedError(frame[1]))
+            else:
+                future.set_result(kind)  # control answers: WATCHING / GONE / OK
+        except SerializationError as error:
+            future.set_exception(error)
+
+    # -- death watch across nodes --------------------------------------------------------------
+    def watch_remote(self, target: RemoteTarget) -> None:
+        """A local actor watches ``target``: ask its node to report its death."""
+        watched = self._watched.setdefault(target.node, set())
+        if target in watched:
+            return
+        watched.add(target)
+        if not self._connected or not self._cluster.is_up(target.node):
+            self.loop.call_soon(self._target_gone, target)
+            return
+        future: asyncio.Future[Any] = self.loop.create_future()
+        payload = w.encode_frame(w.WATCH, self.prefix, target.path)
+        token = str(next(self._tokens))
+        self._request(target.node + "._c", payload, token, future, 10.0, target.address)
+
+        def answered(f: asyncio.Future[Any]) -> None:
+            if f.cancelled():
+                return
+            error = f.exception()
+            if isinstance(error, ActorNotFoundError) or (error is None and f.result() == w.GONE):
+                self._target_gone(target)
+
+        future.add_done_callback(answered)
+
+    def unwatch_remote(self, target: RemoteTarget) -> None:
+        """No local actor watches ``target`` any more."""
+        watched = self._watched.get(target.node)
+        if watched is not None and target in watched:
+            watched.discard(target)
+            if self._connected:
+                self._publish(
+                    target.node + "._c", w.encode_frame(w.UNWATCH, self.prefix, target.path)
+                )
+
+    def _target_gone(self, target: RemoteTarget) -> None:
+        watched = self._watched.get(target.node)
+        if watched is not None:
+            watched.discard(target)
+        target.terminated()
+
+    def _node_down(self, prefix: str) -> None:
+        for target in self._watched.pop(prefix, ()):
+            target.terminated()
+        for nodes in self._watchers.values():
+            nodes.discard(prefix)
+
+    def _on_control(self, msg: Msg) -> None:
+        try:
+            frame = w.decode_frame(msg.data)
+        except SerializationError as error:
+            self._wire_log.undecodable(msg.subject, error)
+            return
+        kind = frame[0]
+        if kind == w.PING:
+            if msg.reply:
+                self._answer_now(msg.reply, w.OK, b"")
+        elif kind == w.WATCH:
+            node, path = frame[1], frame[2]
+            try:
+                ref = self._system.resolve(path)
+            except (ActorNotFoundError, ValueError):
+                ref = None
+            if ref is None or not ref.is_alive:
+                self._answer_now(msg.reply, w.GONE)
+                return
+            self._watchers.setdefault(path, set()).add(node)
+            self._answer_now(msg.reply, w.WATCHING)
+        elif kind == w.UNWATCH:
+            nodes = self._watchers.get(frame[2])
+            if nodes is not None:
+                nodes.discard(frame[1])
+        elif kind == w.TERMINATED:
+            target = self._targets.get(f"{frame[1]}{frame[2]}")
+            if target is not None:
+                self._target_gone(target)
+
+    def _actor_stopped(self, event: ActorStopped) -> None:
+        nodes = self._watchers.pop(event.ref.path, None)
+        if nodes and self._connected:
+            payload = w.encode_frame(
+                w.TERMINATED, self._cluster.self_member.address, event.ref.path
+            )
+            for node in nodes:
+                self._publish(node + "._c", payload)

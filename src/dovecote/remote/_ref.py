@@ -1,0 +1,129 @@
+"""RemoteRef: a ref to an actor on another node, with the ActorRef API."""
+
+from __future__ import annotations
+
+import math
+import threading
+from typing import TYPE_CHECKING, Any
+
+from dovecote.actors import ActorRef
+from dovecote.actors._remote_seam import RemoteCell
+
+if TYPE_CHECKING:
+    import asyncio
+
+    from dovecote.remote._node import NatsTransport
+
+__all__ = ["RemoteRef", "RemoteTarget"]
+
+_get_ident = threading.get_ident
+
+
+class RemoteTarget(RemoteCell):
+    """The stand-in of one remote actor (shared by every ref to its address)."""
+
+    __slots__ = ("address", "name", "node", "subject", "transport")
+
+    def __init__(
+        self, transport: NatsTransport, address: str, node: str, subject: str, path: str
+    ) -> None:
+        super().__init__(path)
+        self.transport = transport
+        self.address = address
+        self.node = node  # the node's subject prefix
+        self.subject = subject
+        self.name = path.rsplit("/", 1)[-1]
+
+    def on_watched(self) -> None:
+        self.transport.watch_remote(self)
+
+    def on_unwatched(self) -> None:
+        if not self._watchers:
+            self.transport.unwatch_remote(self)
+
+    def on_stop_requested(self) -> None:
+        self.transport.send_stop(self, now=True)
+
+    def __repr__(self) -> str:
+        return f"<RemoteTarget {self.address}>"
+
+
+class RemoteRef(ActorRef):
+    """A ref to an actor of another node: ``tell`` publishes, ``ask`` is a NATS request.
+
+    Made by ``system.resolve(address)`` without a round trip, or by the codec for a ref
+    that arrived in a message. Equal (and hashed alike) to any ref with the same address,
+    local refs included.
+    """
+
+    __slots__ = ()
+
+    _cell: RemoteTarget  # type: ignore[assignment]
+
+    def __init__(self, target: RemoteTarget) -> None:
+        self._cell = target
+
+    def tell(self, message: Any, sender: ActorRef | None = None) -> None:
+        """Publish ``message`` to the actor; never blocks, never awaits (at most once).
+
+        Raises SerializationError (unregistered type) or MessageTooLargeError before
+        anything is sent. While the node is disconnected the message becomes a dead
+        letter with reason ``remote-unavailable``.
+        """
+        target = self._cell
+        transport = target.transport
+        if _get_ident() != transport.loop_thread:
+            transport.loop.call_soon_threadsafe(transport.send_tell, target, message, sender)
+            return
+        transport.send_tell(target, message, sender)
+
+    def ask(self, message: Any, timeout: float | None = 5.0) -> asyncio.Future[Any]:  # type: ignore[override]
+        """Send ``message`` now; the future resolves with the remote handler's answer.
+
+        It fails with AskTimeoutError after ``timeout`` seconds (``None``: no deadline),
+        ActorNotFoundError when no actor (or no node) is at the address, RemoteError when
+        the handler raised, ActorStoppedError when the actor stopped first.
+        """
+        if timeout is None:
+            timeout = math.inf
+        elif isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
+            raise ValueError(f"ask timeout must be a positive number of seconds, got {timeout!r}")
+        return self._cell.transport.send_ask(self._cell, message, float(timeout))
+
+    def stop(self) -> None:
+        """Graceful stop: a PoisonPill behind what this node sent before."""
+        target = self._cell
+        transport = target.transport
+        if _get_ident() != transport.loop_thread:
+            transport.loop.call_soon_threadsafe(transport.send_stop, target, False)
+            return
+        transport.send_stop(target, now=False)
+
+    @property
+    def name(self) -> str:
+        """The actor's name (the last path segment)."""
+        return self._cell.name
+
+    @property
+    def path(self) -> str:
+        """The actor's path on its node, e.g. ``/user/orders``."""
+        return self._cell.path
+
+    @property
+    def address(self) -> str:
+        """``nats://<system>@<host><path>``."""
+        return self._cell.address
+
+    @property
+    def is_alive(self) -> bool:
+        """False once this node learned that the actor stopped (or its node went down)."""
+        return not self._cell._terminated
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ActorRef) and other.address == self._cell.address
+
+    def __hash__(self) -> int:
+        return hash(self._cell.path)
+
+    def __repr__(self) -> str:
+        return f"RemoteRef({self._cell.address!r})"
