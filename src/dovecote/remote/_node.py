@@ -18,14 +18,12 @@ import functools
 import itertools
 import math
 import threading
-import traceback
 import uuid
 import weakref
 from typing import TYPE_CHECKING, Any
 
 from dovecote._errors import (
     ActorNotFoundError,
-    ActorStoppedError,
     AskTimeoutError,
     SerializationError,
 )
@@ -38,12 +36,13 @@ from dovecote.remote._body import decode_body, encode_body
 from dovecote.remote._errors import (
     MessageTooLargeError,
     NodeAlreadyJoinedError,
-    RemoteError,
     RemoteUnavailableError,
 )
 from dovecote.remote._membership import Cluster
 from dovecote.remote._ref import RemoteRef, RemoteTarget
+from dovecote.remote._replies import answer_items, settle
 from dovecote.remote._subjects import node_prefix, path_of_subject, subject_of_path
+from dovecote.remote._watch import Watches
 from dovecote.remote._wire_log import WireLog
 
 if TYPE_CHECKING:
@@ -97,10 +96,40 @@ class NatsTransport:
         self._targets: weakref.WeakValueDictionary[str, RemoteTarget] = (
             weakref.WeakValueDictionary()
         )
-        self._watched: dict[str, set[RemoteTarget]] = {}  # node prefix -> watched targets
-        self._watchers: dict[str, set[str]] = {}  # local path -> watching node prefixes
+        self.watches = Watches(self)
+        self._waiters: list[asyncio.Future[None]] = []
         self._wire_log = WireLog(system)
-        self._cluster = Cluster(system, config, self.prefix, uuid.uuid4().hex, self._node_down)
+        self._cluster = Cluster(
+            system, config, self.prefix, uuid.uuid4().hex, self.watches.node_down
+        )
+
+    @property
+    def connected(self) -> bool:
+        """True while this node is connected to NATS (False while reconnecting)."""
+        return self._connected
+
+    async def wait_connected(self, connected: bool = True) -> None:
+        """Return once :attr:`connected` equals ``connected``."""
+        while self._connected != connected:
+            waiter = self.loop.create_future()
+            self._waiters.append(waiter)
+            await waiter
+
+    def _set_connected(self, connected: bool) -> None:
+        self._connected = connected
+        waiters, self._waiters = self._waiters, []
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+
+    @property
+    def system(self) -> ActorSystem:
+        """The actor system this transport links."""
+        return self._system
+
+    def target(self, address: str) -> RemoteTarget | None:
+        """The stand-in for a remote address, if this node holds one."""
+        return self._targets.get(address)
 
     @property
     def cluster(self) -> Cluster:
@@ -143,7 +172,7 @@ class NatsTransport:
             )
             await nc.flush()
             self._connected = True
-            self._system.event_stream.subscribe(self._actor_stopped, ActorStopped)
+            self._system.event_stream.subscribe(self.watches.actor_stopped, ActorStopped)
             await self._cluster.join(nc.jetstream())
         except BaseException:
             self._connected = False
@@ -167,7 +196,7 @@ class NatsTransport:
         await nc.close()
 
     async def _disconnected(self) -> None:
-        self._connected = False
+        self._set_connected(False)
         if self._closing:
             return
         _log.warning("disconnected from NATS; reconnecting", node=self.prefix)
@@ -175,7 +204,7 @@ class NatsTransport:
             self._fail(token, RemoteUnavailableError("NATS connection lost before the answer"))
 
     async def _reconnected(self) -> None:
-        self._connected = not self._closing
+        self._set_connected(not self._closing)
         _log.warning("reconnected to NATS", node=self.prefix)
 
     async def _error(self, error: Exception) -> None:
@@ -216,7 +245,7 @@ class NatsTransport:
         return ref
 
     # -- sending -------------------------------------------------------------------------------
-    def _publish(self, subject: str, payload: bytes, reply: str = "") -> None:
+    def publish(self, subject: str, payload: bytes, reply: str = "") -> None:
         nc = self._nc
         assert nc is not None
         if len(payload) > self._max_payload:
@@ -238,12 +267,12 @@ class NatsTransport:
                 message, sender, target._ref, RemoteDeadLetterReason.REMOTE_UNAVAILABLE
             )
             return
-        self._publish(target.subject, payload)
+        self.publish(target.subject, payload)
 
     def send_stop(self, target: RemoteTarget, now: bool = False) -> None:
         """``stop()`` (graceful, in lane order) or ``context.stop`` (now) of a remote actor."""
         if self._connected:
-            self._publish(target.subject, w.encode_frame(w.STOP_NOW if now else w.STOP))
+            self.publish(target.subject, w.encode_frame(w.STOP_NOW if now else w.STOP))
 
     def send_ask(self, target: RemoteTarget, message: Any, timeout: float) -> asyncio.Future[Any]:
         """``RemoteRef.ask``: publish now, answer through the node's reply inbox."""
@@ -258,31 +287,22 @@ class NatsTransport:
                 RemoteUnavailableError(f"not connected to NATS; ask to {target.address} not sent")
             )
             return future
-        token = str(next(self._tokens))
-        self._request(target.subject, payload, token, future, timeout, target.address)
+        self.request(target.subject, payload, future, timeout, target.address)
         return future
 
     async def _ask_async(self, target: RemoteTarget, message: Any, timeout: float) -> Any:
         return await self.send_ask(target, message, timeout)
 
-    def _request(
-        self,
-        subject: str,
-        payload: bytes,
-        token: str,
-        future: asyncio.Future[Any],
-        timeout: float,
-        what: str,
+    def request(
+        self, subject: str, payload: bytes, future: asyncio.Future[Any], timeout: float, what: str
     ) -> None:
-        self._publish(subject, payload, reply=self._reply_prefix + token)
+        """Publish a request whose answer (on this node's reply inbox) settles ``future``."""
+        token = str(next(self._tokens))
+        self.publish(subject, payload, reply=self._reply_prefix + token)
         timer = None
         if timeout != math.inf:
-            timer = self.loop.call_later(
-                timeout,
-                self._fail,
-                token,
-                AskTimeoutError(f"{what} did not answer within {timeout} s"),
-            )
+            error = AskTimeoutError(f"{what} did not answer within {timeout} s")
+            timer = self.loop.call_later(timeout, self._fail, token, error)
         self._pending[token] = (future, timer)
 
     def _fail(self, token: str, error: BaseException) -> None:
@@ -326,49 +346,54 @@ class NatsTransport:
         except SerializationError as error:
             self._wire_log.undecodable(subject, error)
             if msg.reply:
-                self._answer_now(msg.reply, w.ERROR, "dovecote.SerializationError", str(error), "")
+                self.answer_now(msg.reply, w.ERROR, "dovecote.SerializationError", str(error), "")
             return
         if ref is None:
             self._wire_log.unknown_recipient(subject, message)
             if msg.reply:
-                self._answer_now(msg.reply, w.NOT_FOUND, f"no actor at {subject}")
+                self.answer_now(msg.reply, w.NOT_FOUND, f"no actor at {self._address_of(subject)}")
             return
         if kind == w.TELL:
             ref.tell(message, self._sender_ref(frame[1]))
         elif kind == w.ASK:
-            answer = asyncio.ensure_future(ref.ask(message, timeout=math.inf))
+            answer = self._ask_local(ref, message)
             answer.add_done_callback(functools.partial(self._answer, msg.reply))
         elif kind == w.STOP:
             ref.stop()
         elif kind == w.STOP_NOW:
             self._system.stop(ref)
 
-    def _answer_now(self, reply: str, *items: Any) -> None:
+    def _ask_local(self, ref: ActorRef, message: Any) -> asyncio.Future[Any]:
+        """Queue an ask now (in lane order) and return its future."""
+        answer: Any = ref.ask(message, timeout=math.inf)
+        if isinstance(answer, asyncio.Future):
+            return answer
+        # an ask that is a coroutine: its first step queues the message
+        try:
+            finished, yielded = step_inline(answer)
+        except Exception as error:
+            done: asyncio.Future[Any] = self.loop.create_future()
+            done.set_exception(error)
+            return done
+        if finished:
+            done = self.loop.create_future()
+            done.set_result(yielded)
+            return done
+        return continue_in_task(self.loop, answer, yielded)
+
+    def _address_of(self, subject: str) -> str:
+        try:
+            path = path_of_subject(self._prefix_len, subject)
+        except (ValueError, UnicodeDecodeError):
+            path = "/?"
+        return self._system._address_prefix + path
+
+    def answer_now(self, reply: str, *items: Any) -> None:
         if self._connected:
-            self._publish(reply, w.encode_frame(*items))
+            self.publish(reply, w.encode_frame(*items))
 
     def _answer(self, reply: str, answer: asyncio.Future[Any]) -> None:
-        if answer.cancelled():
-            self._answer_now(reply, w.STOPPED, "the ask was cancelled")
-            return
-        error = answer.exception()
-        if error is None:
-            try:
-                self._answer_now(reply, w.OK, encode_body(answer.result()))
-                return
-            except (SerializationError, MessageTooLargeError) as bad:
-                error = bad
-        if isinstance(error, ActorStoppedError):
-            self._answer_now(reply, w.STOPPED, str(error))
-            return
-        kind = type(error)
-        self._answer_now(
-            reply,
-            w.ERROR,
-            f"{kind.__module__}.{kind.__qualname__}",
-            str(error),
-            "".join(traceback.format_exception(error)),
-        )
+        self.answer_now(reply, *answer_items(answer))
 
     def _on_reply(self, token: str, msg: Msg) -> None:
         entry = self._pending.pop(token, None)
@@ -377,111 +402,19 @@ class NatsTransport:
         future, timer = entry
         if timer is not None:
             timer.cancel()
-        if future.done():
-            return
-        headers = msg.headers
-        if headers and headers.get("Status") == _NO_RESPONDERS:
-            future.set_exception(
-                ActorNotFoundError("no node answers for that address (no responders)")
-            )
-            return
-        try:
-            frame = w.decode_frame(msg.data)
-            kind = frame[0]
-            if kind == w.OK:
-                future.set_result(decode_body(frame[1], self._system))
-            elif kind == w.ERROR:
-                future.set_exception(RemoteError(frame[1], frame[2], frame[3]))
-            elif kind == w.NOT_FOUND:
-                future.set_exception(ActorNotFoundError(frame[1]))
-            elif kind == w.STOPPED:
-                future.set_exception(ActorStoppedError(frame[1]))
-            else:
-                future.set_result(kind)  # control answers: WATCHING / GONE / OK
-        except SerializationError as error:
-            future.set_exception(error)
-
-    # -- death watch across nodes --------------------------------------------------------------
-    def watch_remote(self, target: RemoteTarget) -> None:
-        """A local actor watches ``target``: ask its node to report its death."""
-        watched = self._watched.setdefault(target.node, set())
-        if target in watched:
-            return
-        watched.add(target)
-        if not self._connected or not self._cluster.is_up(target.node):
-            self.loop.call_soon(self._target_gone, target)
-            return
-        future: asyncio.Future[Any] = self.loop.create_future()
-        payload = w.encode_frame(w.WATCH, self.prefix, target.path)
-        token = str(next(self._tokens))
-        self._request(target.node + "._c", payload, token, future, 10.0, target.address)
-
-        def answered(f: asyncio.Future[Any]) -> None:
-            if f.cancelled():
-                return
-            error = f.exception()
-            if isinstance(error, ActorNotFoundError) or (error is None and f.result() == w.GONE):
-                self._target_gone(target)
-
-        future.add_done_callback(answered)
-
-    def unwatch_remote(self, target: RemoteTarget) -> None:
-        """No local actor watches ``target`` any more."""
-        watched = self._watched.get(target.node)
-        if watched is not None and target in watched:
-            watched.discard(target)
-            if self._connected:
-                self._publish(
-                    target.node + "._c", w.encode_frame(w.UNWATCH, self.prefix, target.path)
-                )
-
-    def _target_gone(self, target: RemoteTarget) -> None:
-        watched = self._watched.get(target.node)
-        if watched is not None:
-            watched.discard(target)
-        target.terminated()
-
-    def _node_down(self, prefix: str) -> None:
-        for target in self._watched.pop(prefix, ()):
-            target.terminated()
-        for nodes in self._watchers.values():
-            nodes.discard(prefix)
+        if not future.done():
+            headers = msg.headers
+            no_responders = bool(headers) and headers.get("Status") == _NO_RESPONDERS  # type: ignore[union-attr]
+            settle(future, msg.data, no_responders, self._system)
 
     def _on_control(self, msg: Msg) -> None:
         try:
             frame = w.decode_frame(msg.data)
-        except SerializationError as error:
-            self._wire_log.undecodable(msg.subject, error)
-            return
-        kind = frame[0]
-        if kind == w.PING:
-            if msg.reply:
-                self._answer_now(msg.reply, w.OK, b"")
-        elif kind == w.WATCH:
-            node, path = frame[1], frame[2]
-            try:
-                ref = self._system.resolve(path)
-            except (ActorNotFoundError, ValueError):
-                ref = None
-            if ref is None or not ref.is_alive:
-                self._answer_now(msg.reply, w.GONE)
-                return
-            self._watchers.setdefault(path, set()).add(node)
-            self._answer_now(msg.reply, w.WATCHING)
-        elif kind == w.UNWATCH:
-            nodes = self._watchers.get(frame[2])
-            if nodes is not None:
-                nodes.discard(frame[1])
-        elif kind == w.TERMINATED:
-            target = self._targets.get(f"{frame[1]}{frame[2]}")
-            if target is not None:
-                self._target_gone(target)
-
-    def _actor_stopped(self, event: ActorStopped) -> None:
-        nodes = self._watchers.pop(event.ref.path, None)
-        if nodes and self._connected:
-            payload = w.encode_frame(
-                w.TERMINATED, self._cluster.self_member.address, event.ref.path
-            )
-            for node in nodes:
-                self._publish(node + "._c", payload)
+            kind = frame[0]
+            if kind == w.PING:
+                if msg.reply:
+                    self.answer_now(msg.reply, w.OK, b"")
+            else:
+                self.watches.on_control(kind, frame, msg.reply)
+        except (SerializationError, IndexError, TypeError, ValueError) as error:
+            self._wire_log.undecodable(msg.subject, SerializationError(str(error)))

@@ -35,11 +35,11 @@ class RemoteTarget(RemoteCell):
         self.name = path.rsplit("/", 1)[-1]
 
     def on_watched(self) -> None:
-        self.transport.watch_remote(self)
+        self.transport.watches.watch(self)
 
     def on_unwatched(self) -> None:
         if not self._watchers:
-            self.transport.unwatch_remote(self)
+            self.transport.watches.unwatch(self)
 
     def on_stop_requested(self) -> None:
         self.transport.send_stop(self, now=True)
