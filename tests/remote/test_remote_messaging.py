@@ -216,3 +216,19 @@ async def test_remote_stop_is_graceful_and_context_stop_is_immediate(
     with pytest.raises(ActorNotFoundError):
         b.resolve("/user/rec2")
     assert isinstance(second, ActorRef)
+
+
+async def test_a_burst_bigger_than_the_outbound_buffer_arrives_once_each_in_order(
+    system_name: str, fast: Callable[..., Any]
+) -> None:
+    async with (
+        ActorSystem(system_name, host="node-a", remote=fast(pending_size=64 * 1024)) as a,
+        ActorSystem(system_name, host="node-b", remote=fast()) as b,
+    ):
+        b.spawn(Recorder, "rec")
+        remote = a.resolve(b.resolve("/user/rec").address)
+        padding = "x" * 100
+        for i in range(3000):  # ~400 KB without yielding: nats-py must flush mid-burst
+            remote.tell([i, padding])
+        seen = await remote.ask("dump", timeout=30)
+        assert [item[0] for item in seen] == list(range(3000))

@@ -39,8 +39,9 @@ class NatsRemote:
     as is anything in ``connect_options``. A node publishes a heartbeat every
     ``heartbeat_interval`` seconds and is declared down by the others after
     ``down_after`` seconds without one (its watchers then get ``Terminated``).
-    Membership lives in the JetStream key-value bucket ``bucket`` (default
-    ``dovecote_members_<system>``).
+    ``pending_size`` bounds nats-py's outbound buffer (a burst of tells made without
+    yielding to the event loop waits there). Membership lives in the JetStream
+    key-value bucket ``bucket`` (default ``dovecote_members_<system>``).
     """
 
     servers: tuple[str, ...] = attrs.field(default=("nats://127.0.0.1:4222",), converter=_servers)
@@ -57,6 +58,7 @@ class NatsRemote:
     connect_timeout: float = attrs.field(default=2.0, validator=_positive)
     reconnect_time_wait: float = attrs.field(default=0.5, validator=_positive)
     max_reconnect_attempts: int = -1
+    pending_size: int = 64 * 1024 * 1024
     connect_options: dict[str, Any] = attrs.field(factory=dict)
 
     def __attrs_post_init__(self) -> None:
@@ -75,6 +77,7 @@ class NatsRemote:
             "connect_timeout": self.connect_timeout,
             "reconnect_time_wait": self.reconnect_time_wait,
             "max_reconnect_attempts": self.max_reconnect_attempts,
+            "pending_size": self.pending_size,
         }
         for key in ("token", "user", "password", "user_credentials", "nkeys_seed", "tls"):
             value = getattr(self, key)

@@ -253,9 +253,10 @@ class NatsTransport:
                 f"{len(payload)} bytes is over the NATS server's max_payload "
                 f"({self._max_payload} bytes)"
             )
-        finished, yielded = step_inline(nc.publish(subject, payload, reply=reply))
-        if not finished:  # the outbound buffer is full: nats-py waits for its flusher
-            continue_in_task(self.loop, nc.publish(subject, payload, reply=reply), yielded)
+        publishing = nc.publish(subject, payload, reply=reply)
+        finished, yielded = step_inline(publishing)
+        if not finished:  # queued, but the outbound buffer is full: let it wait for the flusher
+            continue_in_task(self.loop, publishing, yielded)
 
     def send_tell(self, target: RemoteTarget, message: Any, sender: ActorRef | None) -> None:
         """``RemoteRef.tell`` on the loop thread."""
