@@ -75,6 +75,7 @@ async def serve_raw(url: str, subject: str) -> None:
 
 async def serve_dovecote(url: str, system: str) -> None:
     from dovecote import Actor, ActorSystem
+    from dovecote.remote import NatsRemote
 
     class Counter(Actor):
         """Counts what it is told; ``"count"`` answers the count and starts again."""
@@ -88,7 +89,8 @@ async def serve_dovecote(url: str, system: str) -> None:
             self.count += 1
             return message
 
-    async with ActorSystem(system, host="server", remote=url) as node:
+    remote = NatsRemote(servers=url, bucket=f"bench_{system}")
+    async with ActorSystem(system, host="server", remote=remote) as node:
         node.spawn(Counter, "counter")
         print("READY", flush=True)
         await asyncio.to_thread(sys.stdin.read)
@@ -110,7 +112,10 @@ def _start(*args: str) -> subprocess.Popen[bytes]:
         cwd=Path(__file__).resolve().parents[1],
     )
     assert proc.stdout is not None
-    if proc.stdout.readline().strip() != b"READY":
+    line = b"?"
+    while line and line.strip() != b"READY":  # (log lines may come first)
+        line = proc.stdout.readline()
+    if not line:
         raise SystemExit(f"the serving process did not start: {args}")
     return proc
 
@@ -152,11 +157,13 @@ async def bench_raw(url: str, n_tell: int, n_ask: int) -> list[dict[str, float]]
 
 async def bench_dovecote(url: str, n_tell: int, n_ask: int) -> list[dict[str, float]]:
     from dovecote import ActorSystem
+    from dovecote.remote import NatsRemote
 
     system = f"bench{uuid.uuid4().hex[:8]}"
     proc = _start("dovecote", url, system)
     try:
-        async with ActorSystem(system, host="client", remote=url) as node:
+        remote = NatsRemote(servers=url, bucket=f"bench_{system}")
+        async with ActorSystem(system, host="client", remote=remote) as node:
             counter = node.resolve(f"nats://{system}@server/user/counter")
             await counter.ask("count", timeout=10)
             message = b"x" * 16
@@ -176,11 +183,9 @@ async def bench_dovecote(url: str, n_tell: int, n_ask: int) -> list[dict[str, fl
 async def _delete_bucket(url: str, system: str) -> None:
     import nats
 
-    from dovecote.remote._membership import bucket_name
-
     nc = await nats.connect(url)
     with contextlib.suppress(Exception):
-        await nc.jetstream().delete_key_value(bucket_name(system))
+        await nc.jetstream().delete_key_value(f"bench_{system}")
     await nc.close()
 
 
@@ -251,8 +256,9 @@ def main(argv: list[str] | None = None) -> int:
         asyncio.run(serve_raw(url, name) if mode == "raw" else serve_dovecote(url, name))
         return 0
     parser = argparse.ArgumentParser(prog="python -m benchmarks.remote", description=__doc__)
-    parser.add_argument("--url", default=os.environ.get("DOVECOTE_TEST_NATS_URL",
-                                                        "nats://127.0.0.1:4222"))
+    parser.add_argument(
+        "--url", default=os.environ.get("DOVECOTE_TEST_NATS_URL", "nats://127.0.0.1:4222")
+    )
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--output", type=Path)
     args = parser.parse_args(argv)

@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
+from remote_kit import bucket_of
 
 from service_urls import nats_url
 
@@ -20,21 +21,20 @@ def nats() -> str:
 
 @pytest.fixture
 async def system_name(nats: str) -> AsyncIterator[str]:
-    """A system name no other test uses; its membership bucket is deleted afterwards."""
+    """A system name no other test uses; its membership bucket (see bucket_of) is deleted
+    afterwards."""
     import nats as nats_client
-
-    from dovecote.remote._membership import bucket_name
 
     name = f"t{uuid.uuid4().hex[:10]}"
     yield name
     nc = await nats_client.connect(nats)
     with contextlib.suppress(Exception):
-        await nc.jetstream().delete_key_value(bucket_name(name))
+        await nc.jetstream().delete_key_value(bucket_of(name))
     await nc.close()
 
 
 @pytest.fixture
-def fast(nats: str) -> Callable[..., object]:
+def fast(nats: str, system_name: str) -> Callable[..., object]:
     """``fast()`` -> NatsRemote with quick failure detection (0.2 s beats, down after 1.5 s)."""
     from dovecote.remote import NatsRemote
 
@@ -43,6 +43,7 @@ def fast(nats: str) -> Callable[..., object]:
             "servers": nats,
             "heartbeat_interval": 0.2,
             "down_after": 1.5,
+            "bucket": bucket_of(system_name),
         }
         options.update(overrides)
         return NatsRemote(**options)  # type: ignore[arg-type]

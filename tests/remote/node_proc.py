@@ -1,4 +1,4 @@
-"""A node process for the remote tests: ``node_proc.py URL SYSTEM HOST [fast]``.
+"""A node process for the remote tests: ``node_proc.py URL SYSTEM HOST BUCKET [fast]``.
 
 Spawns ``echo``, ``recorder`` and ``a.dotted.name`` (an Echo), prints READY, and runs
 until stdin closes (then shuts down gracefully) or it is killed.
@@ -15,10 +15,10 @@ from dovecote import ActorSystem
 from dovecote.remote import NatsRemote
 
 
-async def main(url: str, system: str, host: str, *flags: str) -> None:
-    remote = NatsRemote(servers=url)
+async def main(url: str, system: str, host: str, bucket: str, *flags: str) -> None:
+    remote = NatsRemote(servers=url, bucket=bucket)
     if "fast" in flags:
-        remote = NatsRemote(servers=url, heartbeat_interval=0.2, down_after=1.5)
+        remote = NatsRemote(servers=url, bucket=bucket, heartbeat_interval=0.2, down_after=1.5)
     async with ActorSystem(system, host=host, remote=remote) as node:
         node.spawn(Echo, "echo")
         node.spawn(Recorder, "recorder")

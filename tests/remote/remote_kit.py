@@ -92,6 +92,11 @@ class Inbox(Actor):
             self.queue.put_nowait((message, self.context.sender))
 
 
+def bucket_of(system: str) -> str:
+    """The membership bucket of a test's system: one per test, deleted after it."""
+    return f"dovecote_test_{system}"
+
+
 class NodeProcess:
     """A dovecote node in its own OS process (``node_proc.py``), ready once started."""
 
@@ -103,7 +108,7 @@ class NodeProcess:
             ),
         }
         self.proc = subprocess.Popen(
-            [sys.executable, str(NODE_SCRIPT), url, system, host, *extra],
+            [sys.executable, str(NODE_SCRIPT), url, system, host, bucket_of(system), *extra],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -114,7 +119,9 @@ class NodeProcess:
     async def ready(self) -> None:
         """Wait for the node's READY line (or fail with its stderr)."""
         assert self.proc.stdout is not None
-        line = await asyncio.wait_for(asyncio.to_thread(self.proc.stdout.readline), 20)
+        line = b"?"
+        while line and line.strip() != b"READY":  # (log lines may come first)
+            line = await asyncio.wait_for(asyncio.to_thread(self.proc.stdout.readline), 20)
         if line.strip() != b"READY":
             self.proc.kill()
             _, err = self.proc.communicate(timeout=5)

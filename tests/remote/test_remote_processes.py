@@ -8,10 +8,10 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
-from remote_kit import TIMEOUT, AskVia, Inbox, NodeProcess, Relay
+from remote_kit import TIMEOUT, AskVia, Inbox, NodeProcess, Relay, bucket_of
 
 from dovecote import ActorNotFoundError, ActorSystem, AskTimeoutError
-from dovecote.remote import MemberDown, MemberUp, RemoteError
+from dovecote.remote import MemberDown, MemberUp, NatsRemote, RemoteError
 
 
 @pytest.fixture
@@ -96,7 +96,8 @@ async def test_a_node_killed_with_sigkill_is_declared_down_within_10_s_by_defaul
 ) -> None:
     victim = NodeProcess(nats, system_name, "victim")  # default failure detection
     try:
-        async with ActorSystem(system_name, host="survivor", remote=nats) as a:
+        remote = NatsRemote(servers=nats, bucket=bucket_of(system_name))  # default timings
+        async with ActorSystem(system_name, host="survivor", remote=remote) as a:
             ups: asyncio.Queue[Any] = asyncio.Queue()
             downs: asyncio.Queue[Any] = asyncio.Queue()
             a.event_stream.subscribe(ups.put_nowait, MemberUp)

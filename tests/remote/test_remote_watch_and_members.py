@@ -124,3 +124,22 @@ async def test_garbage_from_the_wire_is_counted_dropped_and_never_breaks_the_nod
         assert b.dead_letters_count == len(seen)
         ref = b.resolve("/user/echo")
         assert await ref.ask("still fine", timeout=TIMEOUT) == ["echo", "still fine"]
+
+
+async def test_systems_sharing_a_bucket_do_not_see_each_others_members(
+    system_name: str, fast: Callable[..., Any]
+) -> None:
+    async with (
+        ActorSystem(system_name, host="node-a", remote=fast()) as a,
+        ActorSystem(system_name + ".b", host="node-a", remote=fast()) as dotted,
+        ActorSystem(system_name, host="node-b", remote=fast()) as b,
+    ):
+        ups = events(a, MemberUp)
+        while len(a.cluster.members) < 2:
+            await asyncio.wait_for(ups.get(), TIMEOUT)
+        assert [m.address for m in a.cluster.members] == [
+            f"nats://{system_name}@node-a",
+            f"nats://{system_name}@node-b",
+        ]
+        assert [m.host for m in dotted.cluster.members] == ["node-a"]
+        assert b.cluster.members == a.cluster.members

@@ -41,7 +41,7 @@ class NatsRemote:
     ``down_after`` seconds without one (its watchers then get ``Terminated``).
     ``pending_size`` bounds nats-py's outbound buffer (a burst of tells made without
     yielding to the event loop waits there). Membership lives in the JetStream
-    key-value bucket ``bucket`` (default ``dovecote_members_<system>``).
+    key-value bucket ``bucket`` (default ``dovecote_members``, shared by all systems).
     """
 
     servers: tuple[str, ...] = attrs.field(default=("nats://127.0.0.1:4222",), converter=_servers)

@@ -1,10 +1,12 @@
 """Cluster membership on NATS itself: a JetStream key-value bucket with TTL heartbeats.
 
-Each node puts its entry (key: its host) every ``heartbeat_interval`` seconds into a
-bucket whose ``ttl`` is ``down_after``, so the entry of a node that stopped beating
-ages out of the bucket. Every node watches the bucket: a new key is a ``MemberUp``; a
-deleted key (a node that left) or a key with no heartbeat for ``down_after`` seconds
-(a node that was killed or cut off) is a ``MemberDown``.
+Each node puts its entry (key ``<system>.<host>``) every ``heartbeat_interval`` seconds
+into one bucket (``dovecote_members`` unless configured) whose entries expire, so the
+entry of a node that stopped beating ages out. Every node watches its own system's keys:
+a new key is a ``MemberUp``; a deleted key (a node that left) or a key with no heartbeat
+for ``down_after`` seconds (a node that was killed or cut off) is a ``MemberDown``.
+Systems share the bucket without seeing each other, and nothing is left behind per
+system but keys that expire.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import datetime as dt
 import json
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 import attrs
 
@@ -27,13 +29,18 @@ if TYPE_CHECKING:
     from dovecote.actors import ActorSystem
     from dovecote.remote._config import NatsRemote
 
-__all__ = ["Cluster", "Member", "MemberDown", "MemberStatus", "MemberUp", "bucket_name"]
+__all__ = ["BUCKET", "Cluster", "Member", "MemberDown", "MemberStatus", "MemberUp", "system_key"]
 
 _log = get_logger("dovecote.remote.cluster")
 MemberStatus = Literal["up", "down"]
 UP: Final = "up"
 DOWN: Final = "down"
-_BUCKET_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+_KEY_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+#: the default membership bucket, shared by every system on the NATS account
+BUCKET: Final = "dovecote_members"
+#: how long an entry outlives its last heartbeat in the bucket (joiners also skip
+#: entries older than their own ``down_after``)
+ENTRY_TTL: Final = 60.0
 
 
 @attrs.frozen(slots=True)
@@ -59,9 +66,10 @@ class MemberDown:
     member: Member
 
 
-def bucket_name(system: str) -> str:
-    """The default membership bucket of a system (KV bucket names allow ``[A-Za-z0-9_-]``)."""
-    return "dovecote_members_" + _BUCKET_UNSAFE.sub(lambda m: f"_{ord(m.group()):x}_", system)
+def system_key(system: str) -> str:
+    """The first key token of a system's entries (KV keys allow ``[-/_=.A-Za-z0-9]``;
+    anything else, the dot included, becomes ``=XX``)."""
+    return _KEY_UNSAFE.sub(lambda m: "".join(f"={b:02X}" for b in m.group().encode()), system)
 
 
 @attrs.define(slots=True)
@@ -96,7 +104,8 @@ class Cluster:
         self._kv: KeyValue | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._closed = False
-        self.bucket = config.bucket or bucket_name(system.name)
+        self.bucket = config.bucket or BUCKET
+        self._keys = system_key(system.name) + "."
 
     @property
     def self_member(self) -> Member:
@@ -122,12 +131,15 @@ class Cluster:
         try:
             kv = await js.key_value(self.bucket)  # type: ignore[attr-defined]
         except BucketNotFoundError:
+            ttl = max(ENTRY_TTL, 2 * self._config.down_after)
             kv = await js.create_key_value(  # type: ignore[attr-defined]
-                bucket=self.bucket, ttl=self._config.down_after, history=1
+                bucket=self.bucket, ttl=ttl, history=1
             )
         self._kv = kv
         await self._beat()
-        watcher = await kv.watchall()
+        watcher = await kv.watch(self._keys + ">")
+        while (entry := await watcher.updates(timeout=10.0)) is not None:
+            self._handle(entry)  # the members already there: known when join() returns
         loop = asyncio.get_running_loop()
         self._tasks = [
             loop.create_task(self._watch(watcher), name="dovecote-cluster-watch"),
@@ -155,7 +167,7 @@ class Cluster:
 
     # -- the two loops ----------------------------------------------------------------------------
     def _key(self, host: str) -> str:
-        return host  # hosts match [A-Za-z0-9.-]: valid KV keys as they are
+        return self._keys + host  # hosts match [A-Za-z0-9.-]: valid KV key tokens as they are
 
     def _entry(self) -> bytes:
         return json.dumps(
@@ -188,15 +200,19 @@ class Cluster:
 
     async def _watch(self, watcher: object) -> None:
         async for entry in watcher:  # type: ignore[attr-defined]
-            if entry is None or entry.key == self._key(self._system.host):
-                continue
-            try:
-                self._update(entry)
-            except Exception:
-                _log.exception("bad membership entry", key=entry.key)
+            if entry is not None:
+                self._handle(entry)
 
-    def _update(self, entry: object) -> None:
-        key: str = entry.key  # type: ignore[attr-defined]
+    def _handle(self, entry: Any) -> None:
+        if entry.key == self._key(self._system.host):
+            return
+        try:
+            self._update(entry.key[len(self._keys) :], entry)
+        except Exception:
+            _log.exception("bad membership entry", key=entry.key)
+
+    def _update(self, key: str, entry: object) -> None:
+        """An entry of host ``key`` arrived: a heartbeat, a join, or a leave."""
         if entry.operation in ("DEL", "PURGE"):  # type: ignore[attr-defined]
             self._down(key, "left")
             return
@@ -209,6 +225,8 @@ class Cluster:
         seen = loop_now - min(max(age, 0.0), self._config.down_after)
         if age >= self._config.down_after:
             return  # an entry of a dead node that has not aged out yet
+        if not data.get("prefix"):
+            raise ValueError("entry without a subject prefix")
         peer = self._peers.get(key)
         if peer is not None and peer.incarnation != data["incarnation"]:
             self._down(key, "restarted")

@@ -2,7 +2,8 @@
 
 Watcher side: the first local watcher of a remote actor makes this node send a WATCH
 request to the actor's node; ``GONE`` or no responders means it is already dead, so
-``Terminated`` comes at once. The actor's stand-in is terminated (each local watcher
+``Terminated`` comes at once (as it does for a watch made while this node is not
+connected to NATS). The actor's stand-in is terminated (each local watcher
 told exactly once, by the core) when its node reports TERMINATED or when membership
 declares that node down.
 
@@ -45,7 +46,7 @@ class Watches:
         if target in watched:
             return
         watched.add(target)
-        if not t.connected or not t.cluster.is_up(target.node):
+        if not t.connected:  # unreachable now: nobody could tell us of its death later
             t.loop.call_soon(self.gone, target)
             return
         future: asyncio.Future[Any] = t.loop.create_future()
