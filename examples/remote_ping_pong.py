@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import subprocess
 import sys
 import uuid
 
@@ -83,12 +82,17 @@ async def pong_node(system: str) -> None:
 
 async def ping_node() -> None:
     system = f"pingpong{uuid.uuid4().hex[:8]}"
-    child = subprocess.Popen(
-        [sys.executable, __file__, "pong", system], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    child = await asyncio.create_subprocess_exec(
+        sys.executable,
+        __file__,
+        "pong",
+        system,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
     )
     try:
         assert child.stdout is not None
-        while (line := await asyncio.to_thread(child.stdout.readline)).strip() != b"READY":
+        while (line := await child.stdout.readline()).strip() != b"READY":
             if not line:
                 raise SystemExit("the pong process did not start")
         async with ActorSystem(system, host="ping", remote=URL) as node:
@@ -98,12 +102,12 @@ async def ping_node() -> None:
             print(f"ask -> {answer.__class__.__name__}(n={answer.n}, by={answer.by!r})")
             done: asyncio.Future[list[str]] = asyncio.get_running_loop().create_future()
             node.spawn(lambda: Pinger(ponger, done), "pinger")
-            for line in await asyncio.wait_for(done, 10.0):
-                print(line)
+            for line_out in await asyncio.wait_for(done, 10.0):
+                print(line_out)
     finally:
         assert child.stdin is not None
         child.stdin.close()
-        child.wait(10)
+        await asyncio.wait_for(child.wait(), 10)
 
 
 if __name__ == "__main__":
