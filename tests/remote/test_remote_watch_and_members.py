@@ -6,9 +6,10 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
+import msgspec
 import nats as nats_client
 import pytest
-from remote_kit import TIMEOUT, Echo, Inbox
+from remote_kit import TIMEOUT, Echo, Inbox, Recorder
 
 from dovecote import ActorSystem, DeadLetter, DovecoteError
 from dovecote.remote import Member, MemberDown, MemberUp, NodeAlreadyJoinedError
@@ -104,6 +105,7 @@ async def test_garbage_from_the_wire_is_counted_dropped_and_never_breaks_the_nod
     async with ActorSystem(system_name, host="node-b", remote=fast()) as b:
         seen: list[DeadLetter] = []
         b.spawn(Echo, "echo")
+        rec = b.spawn(Recorder, "rec")
         b.event_stream.subscribe(seen.append, DeadLetter)
         prefix = node_prefix(system_name, "node-b")
         nc = await nats_client.connect(nats)
@@ -114,14 +116,27 @@ async def test_garbage_from_the_wire_is_counted_dropped_and_never_breaks_the_nod
             await nc.publish(prefix + ".user.echo", unknown)
             await nc.publish(prefix + ".user.nobody", b"\x93\x00\xc0\xc4\x01\x01")
             await nc.publish(prefix + "._c", b"\xff")
+            batch = msgspec.msgpack.encode(
+                [
+                    4,
+                    [
+                        ["/user/echo", 7, b"\xc1"],
+                        ["/user/nobody", None, b"\x01"],
+                        "junk",
+                        ["/user/rec", None, b"\x02"],
+                    ],
+                ]
+            )
+            await nc.publish(prefix + "._b", batch)  # the good entry still gets through
             reply = await nc.request(prefix + ".user.echo", b"\x92\x01\xc4\x01\x05", timeout=2)
             assert reply.data  # the node still answers asks
         finally:
             await nc.close()
         reasons = sorted(d.reason for d in seen)
-        assert reasons.count("undecodable") >= 3
-        assert reasons.count("unknown-recipient") == 1
+        assert reasons.count("undecodable") >= 5
+        assert reasons.count("unknown-recipient") == 2
         assert b.dead_letters_count == len(seen)
+        assert await rec.ask("dump", timeout=TIMEOUT) == [2]
         ref = b.resolve("/user/echo")
         assert await ref.ask("still fine", timeout=TIMEOUT) == ["echo", "still fine"]
 

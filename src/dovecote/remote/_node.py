@@ -39,6 +39,7 @@ from dovecote.remote._errors import (
     RemoteUnavailableError,
 )
 from dovecote.remote._membership import Cluster
+from dovecote.remote._outbox import Outbox
 from dovecote.remote._ref import RemoteRef, RemoteTarget
 from dovecote.remote._replies import answer_items, settle
 from dovecote.remote._subjects import node_prefix, path_of_subject, subject_of_path
@@ -84,6 +85,7 @@ class NatsTransport:
         self._prefix_len = len(self.prefix) + 1
         self._reply_prefix = self.prefix + "._r."
         self._control = self.prefix + "._c"
+        self._batch = self.prefix + "._b"
         self._nc: Client | None = None
         self._connected = False
         self._started = False
@@ -97,6 +99,7 @@ class NatsTransport:
             weakref.WeakValueDictionary()
         )
         self.watches = Watches(self)
+        self._outbox = Outbox(self.loop, self.publish)
         self._waiters: list[asyncio.Future[None]] = []
         self._wire_log = WireLog(system)
         self._cluster = Cluster(
@@ -164,6 +167,7 @@ class NatsTransport:
                     "give every node its own host"
                 )
             self._max_payload = nc.max_payload
+            self._outbox.set_limit(nc.max_payload)
             await nc.subscribe(
                 self.prefix + ".>",
                 cb=self._on_message,
@@ -184,6 +188,7 @@ class NatsTransport:
         if self._closing or self._nc is None:
             return
         self._closing = True
+        self._outbox.flush_all()
         await self._cluster.leave()
         for token in list(self._pending):
             self._fail(token, RemoteUnavailableError("the node shut down before the answer"))
@@ -231,7 +236,7 @@ class NatsTransport:
         return target._ref  # type: ignore[return-value]
 
     def _sender_ref(self, address: str | None) -> ActorRef | None:
-        if address is None:
+        if not isinstance(address, str):
             return None
         ref = self._senders.get(address)
         if ref is None or not ref.is_alive:
@@ -259,20 +264,29 @@ class NatsTransport:
             continue_in_task(self.loop, publishing, yielded)
 
     def send_tell(self, target: RemoteTarget, message: Any, sender: ActorRef | None) -> None:
-        """``RemoteRef.tell`` on the loop thread."""
-        payload = w.encode_frame(
-            w.TELL, sender.address if sender is not None else None, encode_body(message)
-        )
+        """``RemoteRef.tell`` on the loop thread: checked and encoded now, published with
+        the other tells to the same node at the end of this loop iteration (see _outbox)."""
+        body = encode_body(message)
+        origin = sender.address if sender is not None else None
+        if (
+            len(body) + len(target.subject) + 64 + (len(origin) if origin else 0)
+            > self._max_payload
+        ):
+            raise MessageTooLargeError(
+                f"{len(body)} bytes is over the NATS server's max_payload "
+                f"({self._max_payload} bytes)"
+            )
         if not self._connected:
             self._system._dead_letter(
                 message, sender, target._ref, RemoteDeadLetterReason.REMOTE_UNAVAILABLE
             )
             return
-        self.publish(target.subject, payload)
+        self._outbox.add(target.node, target.subject, target.path, origin, body)
 
     def send_stop(self, target: RemoteTarget, now: bool = False) -> None:
         """``stop()`` (graceful, in lane order) or ``context.stop`` (now) of a remote actor."""
         if self._connected:
+            self._outbox.flush(target.node)  # behind the tells sent before it
             self.publish(target.subject, w.encode_frame(w.STOP_NOW if now else w.STOP))
 
     def send_ask(self, target: RemoteTarget, message: Any, timeout: float) -> asyncio.Future[Any]:
@@ -288,6 +302,7 @@ class NatsTransport:
                 RemoteUnavailableError(f"not connected to NATS; ask to {target.address} not sent")
             )
             return future
+        self._outbox.flush(target.node)  # behind the tells sent before it
         self.request(target.subject, payload, future, timeout, target.address)
         return future
 
@@ -321,6 +336,8 @@ class NatsTransport:
             subject = msg.subject
             if subject.startswith(self._reply_prefix):
                 self._on_reply(subject[len(self._reply_prefix) :], msg)
+            elif subject == self._batch:
+                self._on_batch(msg)
             elif subject == self._control:
                 self._on_control(msg)
             else:
@@ -328,18 +345,48 @@ class NatsTransport:
         except Exception:  # never let one message break the node's subscription
             _log.exception("failed to handle a message from NATS", subject=msg.subject)
 
-    def _on_actor_message(self, subject: str, msg: Msg) -> None:
-        ref = self._local.get(subject)
+    def _local_ref(self, key: str, path: str | None) -> ActorRef | None:
+        """The live local actor a subject (``path`` None) or a batch entry's path names."""
+        ref = self._local.get(key)
         if ref is None or not ref.is_alive:
-            ref = None
             try:
-                ref = self._system.resolve(path_of_subject(self._prefix_len, subject))
+                if path is None:
+                    path = path_of_subject(self._prefix_len, key)
+                if not path.startswith("/user/"):
+                    return None
+                ref = self._system.resolve(path)
             except (ActorNotFoundError, ValueError, UnicodeDecodeError, IndexError):
-                pass
+                return None
+            if len(self._local) >= _CACHE_LIMIT:
+                self._local.clear()
+            self._local[key] = ref
+        return ref
+
+    def _on_batch(self, msg: Msg) -> None:
+        try:
+            frame = w.decode_frame(msg.data)
+            entries = frame[1] if frame[0] == w.BATCH else None
+            if not isinstance(entries, list):
+                raise SerializationError("not a batch frame")
+        except (SerializationError, IndexError) as error:
+            self._wire_log.undecodable(msg.subject, SerializationError(str(error)))
+            return
+        system = self._system
+        for entry in entries:
+            try:
+                path, origin, body = entry
+                message = decode_body(body, system)
+            except (SerializationError, ValueError, TypeError) as error:
+                self._wire_log.undecodable(msg.subject, SerializationError(str(error)))
+                continue
+            ref = self._local_ref(path, path) if isinstance(path, str) else None
+            if ref is None:
+                self._wire_log.unknown_recipient(f"{msg.subject} {path!r}", message)
             else:
-                if len(self._local) >= _CACHE_LIMIT:
-                    self._local.clear()
-                self._local[subject] = ref
+                ref.tell(message, self._sender_ref(origin))
+
+    def _on_actor_message(self, subject: str, msg: Msg) -> None:
+        ref = self._local_ref(subject, None)
         try:
             frame = w.decode_frame(msg.data)
             kind = frame[0]

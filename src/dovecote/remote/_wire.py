@@ -16,6 +16,7 @@ from dovecote._errors import SerializationError
 
 __all__ = [
     "ASK",
+    "BATCH",
     "ERROR",
     "GONE",
     "NOT_FOUND",
@@ -39,6 +40,7 @@ TELL: Final = 0  # [TELL, sender address | None, body]
 ASK: Final = 1  # [ASK, body]; the NATS reply subject is the asker's inbox
 STOP: Final = 2  # [STOP]: PoisonPill, behind what was sent before
 STOP_NOW: Final = 3  # [STOP_NOW]: context.stop / system.stop
+BATCH: Final = 4  # [BATCH, [[path, sender address | None, body], ...]] to <node>._b
 # to an asker's reply inbox
 OK: Final = 10  # [OK, body]
 ERROR: Final = 11  # [ERROR, type name, message, traceback]
