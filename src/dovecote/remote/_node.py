@@ -14,7 +14,6 @@ from one node to one actor share one lane.
 from __future__ import annotations
 
 import asyncio
-import functools
 import itertools
 import math
 import threading
@@ -25,26 +24,25 @@ from typing import TYPE_CHECKING, Any
 from dovecote._errors import (
     ActorNotFoundError,
     AskTimeoutError,
-    SerializationError,
 )
 from dovecote.actors import ActorRef, ActorStopped
 from dovecote.addressing import MailAddress
 from dovecote.dispatch import continue_in_task, step_inline
 from dovecote.observability import get_logger
 from dovecote.remote import _wire as w
-from dovecote.remote._body import decode_body, encode_body
+from dovecote.remote._body import encode_body
 from dovecote.remote._errors import (
     MessageTooLargeError,
     NodeAlreadyJoinedError,
     RemoteUnavailableError,
 )
+from dovecote.remote._inbound import Inbound
 from dovecote.remote._membership import Cluster
 from dovecote.remote._outbox import Outbox
 from dovecote.remote._ref import RemoteRef, RemoteTarget
-from dovecote.remote._replies import answer_items, settle
-from dovecote.remote._subjects import node_prefix, path_of_subject, subject_of_path
+from dovecote.remote._replies import settle
+from dovecote.remote._subjects import node_prefix, subject_of_path
 from dovecote.remote._watch import Watches
-from dovecote.remote._wire_log import WireLog
 
 if TYPE_CHECKING:
     from nats.aio.client import Client
@@ -57,7 +55,6 @@ __all__ = ["NatsTransport", "RemoteDeadLetterReason"]
 
 _log = get_logger("dovecote.remote")
 _NO_RESPONDERS = "503"
-_CACHE_LIMIT = 10_000
 
 
 class RemoteDeadLetterReason:
@@ -82,10 +79,8 @@ class NatsTransport:
         self.loop = system._loop
         self.loop_thread = threading.get_ident()
         self.prefix = node_prefix(system.name, system.host)
-        self._prefix_len = len(self.prefix) + 1
         self._reply_prefix = self.prefix + "._r."
         self._control = self.prefix + "._c"
-        self._batch = self.prefix + "._b"
         self._nc: Client | None = None
         self._connected = False
         self._started = False
@@ -93,15 +88,13 @@ class NatsTransport:
         self._max_payload = 1_048_576
         self._tokens = itertools.count(1)
         self._pending: dict[str, tuple[asyncio.Future[Any], asyncio.TimerHandle | None]] = {}
-        self._local: dict[str, ActorRef] = {}  # subject -> local ref (cache)
-        self._senders: dict[str, ActorRef] = {}  # sender address -> ref (cache)
         self._targets: weakref.WeakValueDictionary[str, RemoteTarget] = (
             weakref.WeakValueDictionary()
         )
         self.watches = Watches(self)
         self._outbox = Outbox(self.loop, self.publish)
+        self._inbound = Inbound(self)
         self._waiters: list[asyncio.Future[None]] = []
-        self._wire_log = WireLog(system)
         self._cluster = Cluster(
             system, config, self.prefix, uuid.uuid4().hex, self.watches.node_down
         )
@@ -170,7 +163,7 @@ class NatsTransport:
             self._outbox.set_limit(nc.max_payload)
             await nc.subscribe(
                 self.prefix + ".>",
-                cb=self._on_message,
+                cb=self._inbound.on_message,
                 pending_msgs_limit=-1,
                 pending_bytes_limit=-1,
             )
@@ -234,20 +227,6 @@ class NatsTransport:
             if text != address:
                 self._targets[address] = target
         return target._ref  # type: ignore[return-value]
-
-    def _sender_ref(self, address: str | None) -> ActorRef | None:
-        if not isinstance(address, str):
-            return None
-        ref = self._senders.get(address)
-        if ref is None or not ref.is_alive:
-            try:
-                ref = self._system.resolve(address)
-            except (ActorNotFoundError, ValueError):
-                return None
-            if len(self._senders) >= _CACHE_LIMIT:
-                self._senders.clear()
-            self._senders[address] = ref
-        return ref
 
     # -- sending -------------------------------------------------------------------------------
     def publish(self, subject: str, payload: bytes, reply: str = "") -> None:
@@ -331,119 +310,11 @@ class NatsTransport:
                 future.set_exception(error)
 
     # -- receiving -----------------------------------------------------------------------------
-    async def _on_message(self, msg: Msg) -> None:
-        try:
-            subject = msg.subject
-            if subject.startswith(self._reply_prefix):
-                self._on_reply(subject[len(self._reply_prefix) :], msg)
-            elif subject == self._batch:
-                self._on_batch(msg)
-            elif subject == self._control:
-                self._on_control(msg)
-            else:
-                self._on_actor_message(subject, msg)
-        except Exception:  # never let one message break the node's subscription
-            _log.exception("failed to handle a message from NATS", subject=msg.subject)
-
-    def _local_ref(self, key: str, path: str | None) -> ActorRef | None:
-        """The live local actor a subject (``path`` None) or a batch entry's path names."""
-        ref = self._local.get(key)
-        if ref is None or not ref.is_alive:
-            try:
-                if path is None:
-                    path = path_of_subject(self._prefix_len, key)
-                if not path.startswith("/user/"):
-                    return None
-                ref = self._system.resolve(path)
-            except (ActorNotFoundError, ValueError, UnicodeDecodeError, IndexError):
-                return None
-            if len(self._local) >= _CACHE_LIMIT:
-                self._local.clear()
-            self._local[key] = ref
-        return ref
-
-    def _on_batch(self, msg: Msg) -> None:
-        try:
-            frame = w.decode_frame(msg.data)
-            entries = frame[1] if frame[0] == w.BATCH else None
-            if not isinstance(entries, list):
-                raise SerializationError("not a batch frame")
-        except (SerializationError, IndexError) as error:
-            self._wire_log.undecodable(msg.subject, SerializationError(str(error)))
-            return
-        system = self._system
-        for entry in entries:
-            try:
-                path, origin, body = entry
-                message = decode_body(body, system)
-            except (SerializationError, ValueError, TypeError) as error:
-                self._wire_log.undecodable(msg.subject, SerializationError(str(error)))
-                continue
-            ref = self._local_ref(path, path) if isinstance(path, str) else None
-            if ref is None:
-                self._wire_log.unknown_recipient(f"{msg.subject} {path!r}", message)
-            else:
-                ref.tell(message, self._sender_ref(origin))
-
-    def _on_actor_message(self, subject: str, msg: Msg) -> None:
-        ref = self._local_ref(subject, None)
-        try:
-            frame = w.decode_frame(msg.data)
-            kind = frame[0]
-            message = decode_body(frame[-1], self._system) if kind in (w.TELL, w.ASK) else None
-        except SerializationError as error:
-            self._wire_log.undecodable(subject, error)
-            if msg.reply:
-                self.answer_now(msg.reply, w.ERROR, "dovecote.SerializationError", str(error), "")
-            return
-        if ref is None:
-            self._wire_log.unknown_recipient(subject, message)
-            if msg.reply:
-                self.answer_now(msg.reply, w.NOT_FOUND, f"no actor at {self._address_of(subject)}")
-            return
-        if kind == w.TELL:
-            ref.tell(message, self._sender_ref(frame[1]))
-        elif kind == w.ASK:
-            answer = self._ask_local(ref, message)
-            answer.add_done_callback(functools.partial(self._answer, msg.reply))
-        elif kind == w.STOP:
-            ref.stop()
-        elif kind == w.STOP_NOW:
-            self._system.stop(ref)
-
-    def _ask_local(self, ref: ActorRef, message: Any) -> asyncio.Future[Any]:
-        """Queue an ask now (in lane order) and return its future."""
-        answer: Any = ref.ask(message, timeout=math.inf)
-        if isinstance(answer, asyncio.Future):
-            return answer
-        # an ask that is a coroutine: its first step queues the message
-        try:
-            finished, yielded = step_inline(answer)
-        except Exception as error:
-            done: asyncio.Future[Any] = self.loop.create_future()
-            done.set_exception(error)
-            return done
-        if finished:
-            done = self.loop.create_future()
-            done.set_result(yielded)
-            return done
-        return continue_in_task(self.loop, answer, yielded)
-
-    def _address_of(self, subject: str) -> str:
-        try:
-            path = path_of_subject(self._prefix_len, subject)
-        except (ValueError, UnicodeDecodeError):
-            path = "/?"
-        return self._system._address_prefix + path
-
     def answer_now(self, reply: str, *items: Any) -> None:
         if self._connected:
             self.publish(reply, w.encode_frame(*items))
 
-    def _answer(self, reply: str, answer: asyncio.Future[Any]) -> None:
-        self.answer_now(reply, *answer_items(answer))
-
-    def _on_reply(self, token: str, msg: Msg) -> None:
+    def on_reply(self, token: str, msg: Msg) -> None:
         entry = self._pending.pop(token, None)
         if entry is None:
             return  # the ask timed out already; its answer is late
@@ -454,15 +325,3 @@ class NatsTransport:
             headers = msg.headers
             no_responders = bool(headers) and headers.get("Status") == _NO_RESPONDERS  # type: ignore[union-attr]
             settle(future, msg.data, no_responders, self._system)
-
-    def _on_control(self, msg: Msg) -> None:
-        try:
-            frame = w.decode_frame(msg.data)
-            kind = frame[0]
-            if kind == w.PING:
-                if msg.reply:
-                    self.answer_now(msg.reply, w.OK, b"")
-            else:
-                self.watches.on_control(kind, frame, msg.reply)
-        except (SerializationError, IndexError, TypeError, ValueError) as error:
-            self._wire_log.undecodable(msg.subject, SerializationError(str(error)))
