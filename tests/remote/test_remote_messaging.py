@@ -232,3 +232,15 @@ async def test_a_burst_bigger_than_the_outbound_buffer_arrives_once_each_in_orde
             remote.tell([i, padding])
         seen = await remote.ask("dump", timeout=30)
         assert [item[0] for item in seen] == list(range(3000))
+
+
+async def test_tell_and_ask_from_another_thread(nodes: tuple[ActorSystem, ActorSystem]) -> None:
+    a, b = nodes
+    b.spawn(Recorder, "rec")
+    remote = a.resolve(b.resolve("/user/rec").address)
+
+    def from_thread() -> Any:
+        remote.tell("from a thread")
+        return remote.ask("dump", timeout=TIMEOUT).result(TIMEOUT)  # a concurrent Future
+
+    assert await asyncio.to_thread(from_thread) == ["from a thread"]

@@ -29,14 +29,24 @@ def free_port() -> int:
 
 
 class Server:
-    def __init__(self, port: int, store: Path) -> None:
-        self.port, self.store = port, store
+    def __init__(self, port: int, store: Path, *extra: str) -> None:
+        self.port, self.store, self.extra = port, store, extra
         self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
         assert SERVER is not None
         self.proc = subprocess.Popen(
-            [SERVER, "-a", "127.0.0.1", "-p", str(self.port), "-js", "-sd", str(self.store)],
+            [
+                SERVER,
+                "-a",
+                "127.0.0.1",
+                "-p",
+                str(self.port),
+                "-js",
+                "-sd",
+                str(self.store),
+                *self.extra,
+            ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
@@ -96,3 +106,28 @@ async def test_tells_during_an_outage_are_dead_letters_and_the_node_reconnects(
         await asyncio.wait_for(b._remote.wait_connected(True), 15)  # type: ignore[union-attr]
         rec.tell("after")
         assert await rec.ask("dump", timeout=TIMEOUT) == [0, "after"]
+
+
+async def test_credentials_are_passed_to_nats(tmp_path: Path) -> None:
+    srv = Server(free_port(), tmp_path / "js", "--auth", "s3cret")
+    srv.start()
+    try:
+        await srv.up()
+        url = f"nats://127.0.0.1:{srv.port}"
+        async with ActorSystem(
+            "auth", host="node-a", remote=NatsRemote(servers=url, token="s3cret")
+        ) as a:
+            assert [m.host for m in a.cluster.members] == ["node-a"]
+        with pytest.raises(Exception, match=r"(?i)authorization"):
+            async with ActorSystem(
+                "auth",
+                host="node-b",
+                remote=NatsRemote(
+                    servers=url,
+                    max_reconnect_attempts=0,
+                    connect_options={"allow_reconnect": False},
+                ),
+            ):
+                pass
+    finally:
+        srv.stop()
