@@ -244,3 +244,17 @@ async def test_tell_and_ask_from_another_thread(nodes: tuple[ActorSystem, ActorS
         return remote.ask("dump", timeout=TIMEOUT).result(TIMEOUT)  # a concurrent Future
 
     assert await asyncio.to_thread(from_thread) == ["from a thread"]
+
+
+async def test_awaiting_a_remote_stop_waits_until_the_actor_is_gone(
+    nodes: tuple[ActorSystem, ActorSystem],
+) -> None:
+    a, b = nodes
+    b.spawn(Recorder, "rec")
+    remote = a.resolve(b.resolve("/user/rec").address)
+    remote.tell("before")
+    await asyncio.wait_for(remote.stop(), TIMEOUT)
+    assert not remote.is_alive
+    with pytest.raises(ActorNotFoundError):
+        b.resolve("/user/rec")
+    await asyncio.wait_for(remote.stop(), TIMEOUT)  # stopping a stopped actor: done at once

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import math
 import threading
 from typing import TYPE_CHECKING, Any
@@ -10,8 +11,6 @@ from dovecote.actors import ActorRef
 from dovecote.actors._remote_seam import RemoteCell
 
 if TYPE_CHECKING:
-    import asyncio
-
     from dovecote.remote._node import NatsTransport
 
 __all__ = ["RemoteRef", "RemoteTarget"]
@@ -22,7 +21,7 @@ _get_ident = threading.get_ident
 class RemoteTarget(RemoteCell):
     """The stand-in of one remote actor (shared by every ref to its address)."""
 
-    __slots__ = ("address", "name", "node", "subject", "transport")
+    __slots__ = ("address", "name", "node", "stopped", "subject", "transport")
 
     def __init__(
         self, transport: NatsTransport, address: str, node: str, subject: str, path: str
@@ -33,12 +32,28 @@ class RemoteTarget(RemoteCell):
         self.node = node  # the node's subject prefix
         self.subject = subject
         self.name = path.rsplit("/", 1)[-1]
+        self.stopped: asyncio.Future[None] | None = None  # what stop() hands out
+
+    def wait_stopped(self) -> asyncio.Future[None]:
+        """A future done once this node learns the actor is gone (watching it remotely)."""
+        if self.stopped is None:
+            self.stopped = self.transport.loop.create_future()
+            if self._terminated:
+                self.stopped.set_result(None)
+            else:
+                self.transport.watches.watch(self)
+        return self.stopped
+
+    def terminated(self) -> None:
+        super().terminated()
+        if self.stopped is not None and not self.stopped.done():
+            self.stopped.set_result(None)
 
     def on_watched(self) -> None:
         self.transport.watches.watch(self)
 
     def on_unwatched(self) -> None:
-        if not self._watchers:
+        if not self._watchers and self.stopped is None:
             self.transport.watches.unwatch(self)
 
     def on_stop_requested(self) -> None:
@@ -90,14 +105,22 @@ class RemoteRef(ActorRef):
             raise ValueError(f"ask timeout must be a positive number of seconds, got {timeout!r}")
         return self._cell.transport.send_ask(self._cell, message, float(timeout))
 
-    def stop(self) -> None:
-        """Graceful stop: a PoisonPill behind what this node sent before."""
+    def stop(self) -> asyncio.Future[None]:  # type: ignore[override]
+        """Graceful stop: a PoisonPill behind what this node sent before.
+
+        Returns a future done once the actor has terminated (as this node learns it:
+        its node reports the stop, or is declared down); not awaiting it is fine. From
+        another thread it returns a ``concurrent.futures.Future``.
+        """
         target = self._cell
         transport = target.transport
         if _get_ident() != transport.loop_thread:
-            transport.loop.call_soon_threadsafe(transport.send_stop, target, False)
-            return
+            return asyncio.run_coroutine_threadsafe(  # type: ignore[return-value]
+                _stop_and_wait(self), transport.loop
+            )
+        done = target.wait_stopped()
         transport.send_stop(target, now=False)
+        return done
 
     @property
     def name(self) -> str:
@@ -127,3 +150,7 @@ class RemoteRef(ActorRef):
 
     def __repr__(self) -> str:
         return f"RemoteRef({self._cell.address!r})"
+
+
+async def _stop_and_wait(ref: RemoteRef) -> None:
+    await ref.stop()
