@@ -258,3 +258,28 @@ async def test_awaiting_a_remote_stop_waits_until_the_actor_is_gone(
     with pytest.raises(ActorNotFoundError):
         b.resolve("/user/rec")
     await asyncio.wait_for(remote.stop(), TIMEOUT)  # stopping a stopped actor: done at once
+
+
+async def test_one_node_subscription_whatever_the_number_of_actors(
+    nodes: tuple[ActorSystem, ActorSystem],
+) -> None:
+    _, b = nodes
+    connection: Any = b._remote._nc  # type: ignore[union-attr]
+    before = len(connection._subs)
+    refs = [b.spawn(Recorder, f"r{i}") for i in range(50)]
+    await refs[-1].ask("dump", timeout=TIMEOUT)
+    assert len(connection._subs) == before
+
+
+async def test_a_remote_tell_creates_no_task_and_does_not_await(
+    nodes: tuple[ActorSystem, ActorSystem],
+) -> None:
+    a, b = nodes
+    b.spawn(Recorder, "rec")
+    remote = a.resolve(b.resolve("/user/rec").address)
+    await remote.ask("dump", timeout=TIMEOUT)
+    tasks = len(asyncio.all_tasks())
+    for i in range(1000):
+        assert remote.tell(i) is None  # synchronous: nothing to await
+    assert len(asyncio.all_tasks()) == tasks
+    assert await remote.ask("dump", timeout=TIMEOUT) == list(range(1000))
