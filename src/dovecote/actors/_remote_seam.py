@@ -17,7 +17,7 @@ import importlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
-from dovecote._errors import DovecoteError
+from dovecote._errors import DovecoteError, OptionsError
 
 if TYPE_CHECKING:
     from dovecote.actors._cell import ActorCell
@@ -28,6 +28,7 @@ __all__ = [
     "RemoteCell",
     "RemoteConfig",
     "RemoteTransport",
+    "cluster_of",
     "register_remote_scheme",
     "remote_config",
 ]
@@ -74,7 +75,7 @@ def remote_config(remote: object) -> RemoteConfig:
     """The config behind ``ActorSystem(remote=...)``: a URL or a config object."""
     if not isinstance(remote, str):
         if not callable(getattr(remote, "open_transport", None)):
-            raise DovecoteError(
+            raise OptionsError(
                 f"remote must be a URL such as 'nats://127.0.0.1:4222' or a remote config "
                 f"object, not {remote!r}"
             )
@@ -85,8 +86,15 @@ def remote_config(remote: object) -> RemoteConfig:
     factory = _FACTORIES.get(scheme)
     if factory is None:
         known = ", ".join(sorted({*_FACTORIES, *_PROVIDERS}))
-        raise DovecoteError(f"unknown remote scheme in {remote!r} (known: {known})")
+        raise OptionsError(f"unknown remote scheme in {remote!r} (known: {known})")
     return factory(remote)
+
+
+def cluster_of(system: ActorSystem) -> Any:
+    """``system.cluster``: its transport's cluster, or a clear error without one."""
+    if system._remote is None:
+        raise DovecoteError(f"system {system.name!r} has no remote transport (remote=...)")
+    return system._remote.cluster
 
 
 class RemoteCell:

@@ -26,7 +26,12 @@ from dovecote.actors._metrics_wiring import DropCounter, MailboxSizes
 from dovecote.actors._names import NAME_PATTERN
 from dovecote.actors._options import ActorOptions
 from dovecote.actors._ref import ActorRef, enable_threads
-from dovecote.actors._remote_seam import RemoteConfig, RemoteTransport, remote_config
+from dovecote.actors._remote_seam import (
+    RemoteConfig,
+    RemoteTransport,
+    cluster_of,
+    remote_config,
+)
 from dovecote.actors._system_messages import TERMINATE, DrainBarrier
 from dovecote.actors._turns import DEFAULT_SLICE, TurnQueue
 from dovecote.dispatch import DEFAULT_THROUGHPUT, BlockingExecutor
@@ -169,9 +174,7 @@ class ActorSystem:
     @property
     def cluster(self) -> Any:
         """The cluster this system joined with ``remote=...`` (``members``, ...)."""
-        if self._remote is None:
-            raise DovecoteError(f"system {self._name!r} has no remote transport (remote=...)")
-        return self._remote.cluster
+        return cluster_of(self)
 
     async def start(self) -> None:
         """Join the remote transport (``remote=...``); ``async with`` calls it. Idempotent."""
