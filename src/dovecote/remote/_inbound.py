@@ -149,6 +149,11 @@ class Inbound:
             done = self._t.loop.create_future()
             done.set_result(yielded)
             return done
+        if isinstance(yielded, asyncio.Future):
+            # it waits on the ask's own future (no deadline, nothing else to do): take
+            # that future and drop the coroutine, rather than a task per remote ask
+            answer.close()
+            return yielded
         return continue_in_task(self._t.loop, answer, yielded)
 
     def _address_of(self, subject: str) -> str:
