@@ -176,16 +176,24 @@ class NatsTransport:
             await nc.close()
             raise
 
-    async def close(self) -> None:
-        """Leave the cluster, fail pending asks, deliver what is buffered, disconnect."""
+    async def close(self, timeout: float = 5.0) -> None:
+        """Leave the cluster, fail pending asks, deliver what is buffered, disconnect;
+        gives up (logging a warning) after ``timeout`` seconds so shutdown stays bounded."""
         if self._closing or self._nc is None:
             return
         self._closing = True
         self._outbox.flush_all()
-        await self._cluster.leave()
         for token in list(self._pending):
             self._fail(token, RemoteUnavailableError("the node shut down before the answer"))
-        nc = self._nc
+        try:
+            await asyncio.wait_for(self._leave_and_disconnect(self._nc), timeout)
+        except TimeoutError:
+            _log.warning("NATS did not close in time; dropping the connection", node=self.prefix)
+        finally:
+            self._set_connected(False)
+
+    async def _leave_and_disconnect(self, nc: Client) -> None:
+        await self._cluster.leave()
         try:
             await nc.flush(timeout=2)
         except Exception as error:
