@@ -14,9 +14,7 @@ from dovecote.remote._outbox import Outbox
 
 NODES = ["n1", "n2", "n3"]
 # (node index, body size) for a tell, or (node index, None) for an ask/stop (a flush)
-OPS = st.lists(
-    st.tuples(st.integers(0, 2), st.one_of(st.none(), st.integers(0, 300))), max_size=60
-)
+OPS = st.lists(st.tuples(st.integers(0, 2), st.one_of(st.none(), st.integers(0, 300))), max_size=60)
 
 
 def unpack(published: list[tuple[str, bytes]]) -> dict[str, list[bytes]]:
