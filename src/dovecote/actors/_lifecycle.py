@@ -24,6 +24,7 @@ from dovecote.actors._messages import ActorRestarted, ActorStarted, ActorStopped
 from dovecote.actors._names import auto_name, validate_name
 from dovecote.actors._options import ActorOptions
 from dovecote.actors._ref import from_thread
+from dovecote.actors._remote_seam import RemoteCell
 from dovecote.actors._system_messages import RESUME, TERMINATE, Failed, Restart, Resume, Terminate
 from dovecote.mailboxes import Envelope, Mailbox
 
@@ -188,6 +189,9 @@ def process_system(cell: ActorCell, message: object) -> None:
 
 def request_stop(cell: ActorCell) -> None:
     """``context.stop``: stop as soon as the message in progress is done."""
+    if isinstance(cell, RemoteCell):
+        cell.on_stop_requested()  # another process's actor: its transport sends the stop
+        return
     if not cell._terminated and not cell._stop_requested:
         _mark_stop_requested(cell)
         cell._send_system(TERMINATE)
@@ -195,6 +199,8 @@ def request_stop(cell: ActorCell) -> None:
 
 def stop_now(cell: ActorCell) -> asyncio.Future[None]:
     """``context.stop`` / ``system.stop`` from any thread; a future of the termination."""
+    if isinstance(cell, RemoteCell):
+        return cell.stop_now()  # its transport stops it
     system = cell._system
     if threading.get_ident() != system._loop_thread:
         return from_thread(system, lambda: stop_now(cell))  # type: ignore[return-value]

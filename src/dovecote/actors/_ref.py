@@ -247,7 +247,8 @@ class ActorRef(Generic[M, R]):
         return isinstance(other, ActorRef) and other._cell is self._cell
 
     def __hash__(self) -> int:
-        return hash(self._cell._uid)
+        # by path: a remote ref to the same actor (equal by address) hashes the same
+        return hash(self._cell.path)
 
     def __repr__(self) -> str:
         return f"ActorRef({self.address!r})"

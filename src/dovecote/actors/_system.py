@@ -33,6 +33,12 @@ from dovecote.actors._metrics_wiring import DropCounter, MailboxSizes
 from dovecote.actors._names import NAME_PATTERN
 from dovecote.actors._options import ActorOptions
 from dovecote.actors._ref import ActorRef, check_timeout
+from dovecote.actors._remote_seam import (
+    RemoteConfig,
+    RemoteTransport,
+    cluster_of,
+    remote_config,
+)
 from dovecote.actors._system_messages import TERMINATE, DrainBarrier
 from dovecote.actors._type_params import M, R
 from dovecote.dispatch import (
@@ -120,6 +126,9 @@ class ActorSystem:
     ``async with`` block was cancelled (Ctrl-C) or a ``BaseException`` that is not an
     ``Exception`` (``SystemExit``...) escaped an actor; that exception is then re-raised
     from the ``async with`` block (and from ``dovecote.run``).
+
+    ``remote="nats://host:4222"`` (or a config object such as
+    ``dovecote.remote.NatsRemote(...)``) joins other processes: see docs/remote.md.
     """
 
     def __init__(
@@ -135,6 +144,7 @@ class ActorSystem:
         dead_letter_log_limit: int = 10,
         dispatch_slice: float = DEFAULT_SLICE,
         interrupt_timeout: float = 1.0,
+        remote: str | RemoteConfig | None = None,
     ) -> None:
         try:
             loop = asyncio.get_running_loop()
@@ -180,6 +190,11 @@ class ActorSystem:
         self._sample_countdown = 0 if self._sample_every == 1 else self._sample_every
         self.event_stream = EventStream()
         self._address_prefix = f"mem://{name}@{self._host}"
+        # Linked to other processes (remote=...): addresses take the transport's scheme.
+        self._remote: RemoteTransport | None = None
+        if remote is not None:
+            self._remote = remote_config(remote).open_transport(self)
+            self._address_prefix = f"{self._remote.scheme}://{name}@{self._host}"
         self._uids = itertools.count(1)
         self._factory_stats: dict[Any, tuple[str, ClassStats]] = {}
         # New cells wait here for their first turn; one loop callback starts them in
@@ -236,6 +251,16 @@ class ActorSystem:
         return self._shutting_down
 
     @property
+    def cluster(self) -> Any:
+        """The cluster this system joined with ``remote=...`` (``members``, ...)."""
+        return cluster_of(self)
+
+    async def start(self) -> None:
+        """Join the remote transport (``remote=...``); ``async with`` calls it. Idempotent."""
+        if self._remote is not None:
+            await self._remote.start()
+
+    @property
     def post_office(self) -> PostOffice:
         """The system's post office, with a MemoryProvider for ``mem`` addresses."""
         if self._post_office is None:
@@ -276,6 +301,9 @@ class ActorSystem:
         path = address_or_path
         if "://" in path or (":" in path and not path.startswith("/")):
             path = self._path_of_address(path)
+            if path == "":  # another node's address
+                assert self._remote is not None
+                return self._remote.resolve(address_or_path)
         if not path.startswith("/user"):
             raise ActorNotFoundError(f"no actor at {address_or_path!r}")
         cell: ActorCell | None = self._guardian
@@ -295,10 +323,14 @@ class ActorSystem:
         from dovecote.addressing import MailAddress
 
         address = MailAddress.parse(text)
-        if address.scheme != "mem" or address.user != self._name or address.host != self._host:
-            raise ActorNotFoundError(f"{text!r} is not an address of system {self._address_prefix}")
-        path: str = address.path
-        return path
+        remote = self._remote
+        if address.user != self._name or address.host != self._host:
+            if remote is not None and address.scheme == remote.scheme:
+                return ""  # another node of the cluster: the transport resolves it
+        elif address.scheme == "mem" or (remote is not None and address.scheme == remote.scheme):
+            path: str = address.path
+            return path
+        raise ActorNotFoundError(f"{text!r} is not an address of system {self._address_prefix}")
 
     async def shutdown(self, *, drain: bool = False, timeout: float | None = 10.0) -> None:
         """Stop every actor, children before parents; idempotent.
@@ -349,6 +381,8 @@ class ActorSystem:
             self._blocking.shutdown()
             if self._post_office is not None:
                 await self._post_office.stop()
+            if self._remote is not None:
+                await self._remote.close()
 
     async def _stopped_within(self, seconds: float) -> bool:
         """Wait up to ``seconds`` for the last actor to stop; True if it did."""
@@ -381,6 +415,11 @@ class ActorSystem:
 
     async def __aenter__(self) -> ActorSystem:
         self._owner = asyncio.current_task()
+        try:
+            await self.start()
+        except BaseException:
+            await self.shutdown()
+            raise
         return self
 
     async def __aexit__(
