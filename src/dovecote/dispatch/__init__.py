@@ -5,8 +5,14 @@ really await, hands blocking calls to threads, and picks the event loop.
 """
 
 from dovecote.dispatch._blocking import BlockingExecutor
-from dovecote.dispatch._loop import loop_factory, run, uvloop_available
-from dovecote.dispatch._steps import CoroutineType, continue_in_task, step_inline
+from dovecote.dispatch._loop import loop_factory, note_fatal_error, run, uvloop_available
+from dovecote.dispatch._steps import (
+    CoroutineType,
+    Escaped,
+    continue_in_task,
+    guarded,
+    step_inline,
+)
 
 #: Messages an actor may process in one turn before it yields the loop to others.
 DEFAULT_THROUGHPUT = 100
@@ -15,8 +21,11 @@ __all__ = [
     "DEFAULT_THROUGHPUT",
     "BlockingExecutor",
     "CoroutineType",
+    "Escaped",
     "continue_in_task",
+    "guarded",
     "loop_factory",
+    "note_fatal_error",
     "run",
     "step_inline",
     "uvloop_available",
