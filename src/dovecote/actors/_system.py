@@ -16,6 +16,7 @@ from dovecote._errors import (
     ActorNotFoundError,
     ActorStoppedError,
     InvalidActorNameError,
+    InvalidTimeoutError,
     OptionsError,
     ShutdownTimeoutError,
 )
@@ -150,7 +151,10 @@ class ActorSystem:
             blocking_workers,
             dead_letter_log_limit,
         )
-        self._interrupt_timeout = check_timeout(interrupt_timeout, "interrupt_timeout")
+        try:
+            self._interrupt_timeout = check_timeout(interrupt_timeout, "interrupt_timeout")
+        except InvalidTimeoutError as error:  # an option: the same error as every other one
+            raise OptionsError(str(error)) from None
         self._name = name
         self._host = host.lower()
         self._loop = loop
