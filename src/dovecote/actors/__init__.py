@@ -6,8 +6,8 @@ counts into the system's registry (``observability``) and is reachable by addres
 (``addressing``).
 """
 
+from dovecote._clock import Clock, ManualClock, SystemClock
 from dovecote.actors._actor import Actor
-from dovecote.actors._clock import Clock
 from dovecote.actors._context import ActorContext
 from dovecote.actors._event_stream import EventStream, Subscription
 from dovecote.actors._messages import (
@@ -42,8 +42,10 @@ __all__ = [
     "DeadLetterReason",
     "DispatcherName",
     "EventStream",
+    "ManualClock",
     "PoisonPill",
     "Subscription",
+    "SystemClock",
     "Terminated",
     "UnhandledMessage",
 ]

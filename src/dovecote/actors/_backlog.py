@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from dovecote.actors._envelope_kinds import unwrap
 from dovecote.actors._messages import DeadLetterReason
-from dovecote.actors._turns import DEFAULT_SLICE
+from dovecote.dispatch import DEFAULT_SLICE
 from dovecote.mailboxes import Mailbox
 
 if TYPE_CHECKING:
@@ -51,11 +51,10 @@ def _lose_for(cell: ActorCell, mailbox: Mailbox, seconds: float) -> bool:
     reason = DeadLetterReason.QUEUED_AT_STOP
     deadline = _perf() + seconds
     while True:
-        count = min(_BATCH, mailbox.user_count)  # by count: take() may return any message
-        if not count:
-            take()  # re-arms the growth warning
-            return True
-        for _ in range(count):
+        for _ in range(_BATCH):
+            # the count, not the marker, says "empty": a user may have told anything
+            if not mailbox.user_count:
+                return True
             lose(unwrap(take()), cell, reason)
         if _perf() >= deadline:
             return False

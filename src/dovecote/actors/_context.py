@@ -109,5 +109,13 @@ class ActorContext(abc.ABC):
         """Tell ``message`` after ``initial_delay``, then every ``interval`` seconds."""
 
     @abc.abstractmethod
+    def forward(self, ref: ActorRef) -> None:
+        """Pass the current message on to ``ref`` with its original sender and asker.
+
+        ``ref`` then answers the ask (its return value or ``context.reply``); this
+        actor's own return value no longer does. Routers are built on it.
+        """
+
+    @abc.abstractmethod
     def reply(self, message: Any) -> None:
         """Answer the current message: completes an ask, else tells the sender."""

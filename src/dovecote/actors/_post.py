@@ -114,7 +114,7 @@ class ActorMailProvider(MemoryProvider):
     """The ``mem`` provider of one actor system (a private bus per system)."""
 
     def __init__(self, system: ActorSystem) -> None:
-        super().__init__(MemoryBus())
+        super().__init__(MemoryBus(), clock=system.clock)
         self._system = system
         self._actor_subscriptions: dict[ActorCell, Subscription] = {}
 

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from dovecote._clock import Clock, SystemClock
 from dovecote._errors import (
     ActorNotFoundError,
     ActorStoppedError,
@@ -25,7 +26,6 @@ from dovecote.actors._actor import Actor
 from dovecote.actors._ask_timeouts import AskTimeouts
 from dovecote.actors._blocking_cell import BlockingActorCell  # noqa: F401 (registers it)
 from dovecote.actors._cell import ActorCell
-from dovecote.actors._clock import Clock
 from dovecote.actors._envelope_kinds import PostedExempt, is_runtime_envelope
 from dovecote.actors._event_stream import EventStream
 from dovecote.actors._messages import DeadLetter, DeadLetterReason, PoisonPill
@@ -34,9 +34,14 @@ from dovecote.actors._names import NAME_PATTERN
 from dovecote.actors._options import ActorOptions
 from dovecote.actors._ref import ActorRef, check_timeout
 from dovecote.actors._system_messages import TERMINATE, DrainBarrier
-from dovecote.actors._turns import DEFAULT_SLICE, TurnQueue
 from dovecote.actors._type_params import M, R
-from dovecote.dispatch import DEFAULT_THROUGHPUT, BlockingExecutor, note_fatal_error
+from dovecote.dispatch import (
+    DEFAULT_SLICE,
+    DEFAULT_THROUGHPUT,
+    BlockingExecutor,
+    TurnQueue,
+    note_fatal_error,
+)
 from dovecote.mailboxes import Mailbox
 from dovecote.observability import ClassStats, RuntimeMetrics, get_logger
 from dovecote.supervision import OneForOneStrategy, SupervisorStrategy
@@ -151,6 +156,10 @@ class ActorSystem:
             blocking_workers,
             dead_letter_log_limit,
         )
+        if clock is not None and not isinstance(clock, Clock):
+            raise OptionsError(
+                f"clock must implement dovecote.Clock (now, wall, sleep, call_later), got {clock!r}"
+            )
         try:
             self._interrupt_timeout = check_timeout(interrupt_timeout, "interrupt_timeout")
         except InvalidTimeoutError as error:  # an option: the same error as every other one
@@ -164,10 +173,10 @@ class ActorSystem:
         self._create_future = loop.create_future
         self._turns = TurnQueue(loop, float(dispatch_slice))
         self._schedule = self._turns.schedule
-        self._ask_timeouts = AskTimeouts(loop)
         self._throughput = throughput
         self._guardian_strategy = guardian_strategy or OneForOneStrategy()
-        self.clock = clock or Clock()
+        self.clock: Clock = clock if clock is not None else SystemClock()
+        self._ask_timeouts = AskTimeouts(self.clock)
         self.metrics = RuntimeMetrics(name, sample_every=metrics_sample_every)
         self.metrics.set_mailbox_size_source(MailboxSizes(self))
         self._sample_every = self.metrics.sample_every
