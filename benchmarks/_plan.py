@@ -146,6 +146,10 @@ from ._plan_store import STORE_RUNTIME_INFO, STORE_RUNTIMES, STORE_TARGETS, STOR
 
 WORKLOADS.update({w.name: w for w in STORE_WORKLOADS})
 
+from ._plan_durable_actor import DURABLE_ACTOR_WORKLOADS  # noqa: E402
+
+WORKLOADS.update({w.name: w for w in DURABLE_ACTOR_WORKLOADS})
+
 #: every runtime, in table order; the first baseline is the yardstick
 RUNTIMES: tuple[str, ...] = (
     "dovecote",

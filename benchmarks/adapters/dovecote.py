@@ -16,6 +16,7 @@ from .._measure import perf_counter, time_asks, time_fanout, time_spawn_and_stop
 from .._plan import GROUP
 from ._base import BaseRuntime, Metrics
 from ._local import Latch, settle, wait_all_dead
+from .dovecote_durable_actor import DovecoteDurableActorWorkloads
 from .dovecote_store import DovecoteStoreWorkloads
 from .dovecote_store_pg import DovecotePostgresWorkloads
 
@@ -93,7 +94,9 @@ def _priority(message: Any) -> int:
     return message & 3 if type(message) is int else 9
 
 
-class DovecoteRuntime(DovecoteStoreWorkloads, DovecotePostgresWorkloads, BaseRuntime):
+class DovecoteRuntime(
+    DovecoteDurableActorWorkloads, DovecoteStoreWorkloads, DovecotePostgresWorkloads, BaseRuntime
+):
     name = "dovecote"
     system: Any = None
 

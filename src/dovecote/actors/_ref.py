@@ -7,6 +7,7 @@ import concurrent.futures
 import math
 import numbers
 import threading
+from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any, Generic
 
 from dovecote._errors import (
@@ -199,6 +200,27 @@ class ActorRef(Generic[M, R]):
                 cell._scheduled = True
                 system._schedule(cell)
         return cell._termination()
+
+    def tell_durable(self, message: Any, sender: ActorRef | None = None) -> Awaitable[None]:
+        """``tell``, returning an awaitable that completes once the message is stored.
+
+        For an actor with a durable mailbox it completes when the store has the message
+        on disk (and raises the store's error if the write failed); for any other actor
+        the message is queued as by ``tell`` and the awaitable is already complete. To a
+        stopped actor it is a dead letter, and the awaitable raises ActorStoppedError.
+        """
+        cell = self._cell
+        write = getattr(cell._mailbox, "write_durable", None)
+        if write is not None:
+            result: Awaitable[None] = write(message, sender)
+            return result
+        self.tell(message, sender)
+        done: asyncio.Future[None] = cell._system._loop.create_future()
+        if cell._terminated:  # it became a dead letter: nothing was stored
+            done.set_exception(ActorStoppedError(f"{cell.path} is stopped"))
+        else:
+            done.set_result(None)
+        return done
 
     # -- identity ----------------------------------------------------------------------------
     @property

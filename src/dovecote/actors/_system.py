@@ -28,6 +28,7 @@ from dovecote.actors._blocking_cell import BlockingActorCell  # noqa: F401 (regi
 from dovecote.actors._cell import ActorCell
 from dovecote.actors._envelope_kinds import PostedExempt, is_runtime_envelope
 from dovecote.actors._event_stream import EventStream
+from dovecote.actors._hosted_mailbox import notify_attached
 from dovecote.actors._messages import DeadLetter, DeadLetterReason, PoisonPill
 from dovecote.actors._metrics_wiring import DropCounter, MailboxSizes
 from dovecote.actors._names import NAME_PATTERN
@@ -474,6 +475,7 @@ class ActorSystem:
         observe = getattr(mailbox, "observe_drops", None)
         if observe is not None:
             observe(DropCounter(cell))
+        notify_attached(cell, mailbox)  # a hosted (durable) mailbox learns its actor
 
     def _orphaned(self, cell: ActorCell, queue: deque[Any]) -> None:
         """A tell from another thread appended to a queue that a stop or restart had just
