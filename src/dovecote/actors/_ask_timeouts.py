@@ -139,9 +139,7 @@ class AskTimeouts:
         deadline = self._now() + timeout
         heapq.heappush(heap, (deadline, next(self._seq), future, ref, type(message), timeout))
         if len(heap) > self._heap_compact_at:
-            heap[:] = [entry for entry in heap if not entry[2].done()]
-            heapq.heapify(heap)
-            self._heap_compact_at = max(COMPACT_MIN, 2 * len(heap))
+            self._compact_heap()
         if deadline < self._heap_timer_at:
             self._arm_heap(deadline)
 
@@ -194,6 +192,18 @@ class AskTimeouts:
         self._heap.clear()
         self._heap_timer_at = math.inf
         self._last_timeout = math.nan
+
+    def sweep(self) -> None:
+        """Drop every finished ask now (the lanes and the heap otherwise do it as they grow)."""
+        for lane in self._lanes.values():
+            _compact(lane)
+        self._compact_heap()
+
+    def _compact_heap(self) -> None:
+        heap = self._heap
+        heap[:] = [entry for entry in heap if not entry[2].done()]
+        heapq.heapify(heap)
+        self._heap_compact_at = max(COMPACT_MIN, 2 * len(heap))
 
     def entry_count(self) -> int:
         """How many asks the bookkeeping holds (pending ones, and finished ones not yet swept)."""

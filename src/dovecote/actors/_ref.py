@@ -146,7 +146,7 @@ class ActorRef(Generic[M, R]):
         system = cell._system
         if _get_ident() != system._loop_thread:
             return self._ask_from_thread(message, timeout)  # type: ignore[return-value]
-        future: asyncio.Future[Any] = system._create_future()
+        future: asyncio.Future[R] = system._create_future()
         if cell._terminated:
             system._fail_reply(future, cell)
             return future

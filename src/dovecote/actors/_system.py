@@ -17,6 +17,7 @@ from dovecote._errors import (
     ActorNotFoundError,
     ActorStoppedError,
     InvalidActorNameError,
+    InvalidTimeoutError,
     OptionsError,
     ShutdownTimeoutError,
 )
@@ -170,7 +171,10 @@ class ActorSystem:
             raise OptionsError(
                 f"clock must implement dovecote.Clock (now, wall, sleep, call_later), got {clock!r}"
             )
-        self._interrupt_timeout = check_timeout(interrupt_timeout, "interrupt_timeout")
+        try:
+            self._interrupt_timeout = check_timeout(interrupt_timeout, "interrupt_timeout")
+        except InvalidTimeoutError as error:  # an option: the same error as every other one
+            raise OptionsError(str(error)) from None
         self._name = name
         self._host = host.lower()
         self._loop = loop
