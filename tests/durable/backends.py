@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
-from dovecote.addressing import ManualClock
+from dovecote import ManualClock
 from dovecote.durable import MailboxStore, open_store
 
 OpenBackend = Callable[[Path, ManualClock], contextlib.AbstractAsyncContextManager[Any]]

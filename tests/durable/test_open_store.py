@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from dovecote.addressing import ManualClock
+from dovecote import ManualClock
 from dovecote.durable import (
     InvalidRequestError,
     MailboxStore,

@@ -18,7 +18,7 @@ from collections.abc import Generator
 from types import TracebackType
 from typing import Any
 
-from dovecote.addressing import Clock
+from dovecote._clock import Clock
 from dovecote.durable._errors import InvalidRequestError
 from dovecote.durable._protocol import MailboxStore
 
