@@ -236,7 +236,7 @@ async def test_an_unreachable_server_is_a_storage_error() -> None:
 
 @pytest.mark.parametrize(
     "options", [{"schema": "bad-name"}, {"schema": ""}, {"min_size": 3, "max_size": 2},
-                {"max_size": 0}, {"min_size": True}],
+                {"max_size": 0}, {"min_size": True}, {"durability": "normal"}],
 )
 async def test_bad_backend_options_are_refused_before_connecting(options: dict[str, Any]) -> None:
     with pytest.raises(InvalidRequestError):

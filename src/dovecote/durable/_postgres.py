@@ -77,8 +77,13 @@ class PostgresStore(StoreBase):
     @classmethod
     async def open(cls, url: str, *, sweep_interval: float | None = 5.0,
                    clock: Clock | None = None, schema: str = "public", min_size: int = 1,
-                   max_size: int = 4) -> PostgresStore:
+                   max_size: int = 4, **unknown: object) -> PostgresStore:
         """Connect, create the schema if needed, and start the sweeper."""
+        if unknown:
+            raise InvalidRequestError(
+                f"unknown PostgreSQL store option(s) {', '.join(sorted(unknown))} "
+                "(accepted: schema, min_size, max_size)"
+            )
         interval = check_sweep_interval(sweep_interval)
         if not valid_schema(schema):
             raise InvalidRequestError(
