@@ -94,3 +94,13 @@ async def test_close_finishes_queued_work(tmp_path: Path) -> None:
     reopened = await SqliteStore.open(path, sweep_interval=None)
     assert (await reopened.stats("q")).pending_count == 50
     await reopened.close()
+
+
+async def test_a_send_cancelled_before_its_batch_ran_never_happens(sqlite: SqliteStore) -> None:
+    await sqlite.ensure_mailbox("q")
+    kept = asyncio.ensure_future(sqlite.send("q", b"kept", sender="s"))
+    dropped = asyncio.ensure_future(sqlite.send("q", b"dropped", sender="s"))
+    await asyncio.sleep(0)  # both are queued; their batch has not run yet
+    dropped.cancel()
+    await kept
+    assert [m.payload for m in await sqlite.peek("q")] == [b"kept"]

@@ -271,6 +271,8 @@ class SqliteEngine:
         txn = self._txn
         assert txn is not None
         results: list[_Result] = []
+        # a caller cancelled before its batch ran: its op never happens
+        batch = [item for item in batch if not item[2].cancelled()]
         i, end = 0, len(batch)
         try:
             while i < end:
