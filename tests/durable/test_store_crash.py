@@ -22,7 +22,7 @@ from typing import IO
 
 import pytest
 
-from dovecote.addressing import ManualClock
+from dovecote import ManualClock
 from dovecote.durable import open_store
 
 CHILD = Path(__file__).with_name("store_child.py")

@@ -20,7 +20,7 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from dovecote.addressing import ManualClock
+from dovecote import ManualClock
 from dovecote.durable import (
     AlreadyCommittedError,
     Claim,
