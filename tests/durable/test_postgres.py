@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from dovecote.addressing import ManualClock
+from dovecote import ManualClock
 from dovecote.durable import CapacityError, InvalidRequestError, StorageError, open_store
 
 from .pg_claimers import drain

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterable, Mapping
 
-from dovecote.addressing import Clock, SystemClock
+from dovecote._clock import Clock, SystemClock
 from dovecote.durable._errors import (
     InvalidRequestError,
     InvalidStateError,
