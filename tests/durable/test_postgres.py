@@ -11,36 +11,20 @@ import contextlib
 import itertools
 import json
 import sys
-import uuid
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import asyncpg
 import pytest
 
-from dovecote.addressing import ManualClock
+from dovecote import ManualClock
 from dovecote.durable import CapacityError, InvalidRequestError, StorageError, open_store
-from service_urls import postgres_url
 
 from .pg_claimers import drain
+from .pg_fixtures import pg_db  # noqa: F401  (the "db" fixture)
 
 WAIT = 10.0
 CLAIMERS = Path(__file__).with_name("pg_claimers.py")
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-async def db() -> AsyncIterator[tuple[str, str]]:
-    """(url, schema): a fresh schema name, dropped after the test."""
-    url = postgres_url()
-    schema = f"dovecote_test_{uuid.uuid4().hex[:16]}"
-    yield url, schema
-    conn = await asyncpg.connect(url)
-    try:
-        await conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
-    finally:
-        await conn.close()
 
 
 async def _open(db: tuple[str, str], **options: Any) -> Any:
@@ -236,7 +220,7 @@ async def test_an_unreachable_server_is_a_storage_error() -> None:
 
 @pytest.mark.parametrize(
     "options", [{"schema": "bad-name"}, {"schema": ""}, {"min_size": 3, "max_size": 2},
-                {"max_size": 0}, {"min_size": True}],
+                {"max_size": 0}, {"min_size": True}, {"durability": "normal"}],
 )
 async def test_bad_backend_options_are_refused_before_connecting(options: dict[str, Any]) -> None:
     with pytest.raises(InvalidRequestError):
@@ -292,3 +276,19 @@ async def test_calls_waiting_for_a_connection_fail_cleanly_when_the_store_closes
     store._db.pool.release(held)
     with pytest.raises(StorageError):
         await asyncio.wait_for(waiting, WAIT)
+
+
+async def test_sends_queued_when_the_store_closes_are_written_first(
+    db: tuple[str, str],
+) -> None:
+    store = await _open(db)
+    await store.ensure_mailbox("q")
+    sends = [asyncio.ensure_future(store.send("q", b"x", sender=f"s{i}")) for i in range(50)]
+    await asyncio.sleep(0)  # the first write is in flight, the rest queued behind it
+    await store.close()
+    assert all(s.done() and s.exception() is None for s in sends)
+    again = await _open(db)
+    try:
+        assert (await again.stats("q")).pending_count == 50
+    finally:
+        await again.close()

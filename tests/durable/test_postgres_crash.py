@@ -15,33 +15,20 @@ import random
 import signal
 import sys
 import time
-import uuid
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import IO
 
 import asyncpg
 import pytest
 
-from dovecote.addressing import ManualClock
+from dovecote import ManualClock
 from dovecote.durable import AlreadyCommittedError, open_store
-from service_urls import postgres_url
+
+from .pg_fixtures import pg_db  # noqa: F401  (the "db" fixture)
 
 CHILD = Path(__file__).with_name("pg_child.py")
 RUNS = int(os.environ.get("DOVECOTE_PG_CRASH_RUNS", "5"))
 WAIT = 20.0
-
-
-@pytest.fixture
-async def db() -> AsyncIterator[tuple[str, str]]:
-    url = postgres_url()
-    schema = f"dovecote_test_{uuid.uuid4().hex[:16]}"
-    yield url, schema
-    conn = await asyncpg.connect(url)
-    try:
-        await conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
-    finally:
-        await conn.close()
 
 
 async def _spawn(role: str, db: tuple[str, str]) -> asyncio.subprocess.Process:

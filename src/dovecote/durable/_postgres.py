@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterable, Mapping
 
-from dovecote.addressing import Clock, SystemClock
+from dovecote._clock import Clock, SystemClock
 from dovecote.durable._errors import (
     InvalidRequestError,
     InvalidStateError,
@@ -77,8 +77,13 @@ class PostgresStore(StoreBase):
     @classmethod
     async def open(cls, url: str, *, sweep_interval: float | None = 5.0,
                    clock: Clock | None = None, schema: str = "public", min_size: int = 1,
-                   max_size: int = 4) -> PostgresStore:
+                   max_size: int = 4, **unknown: object) -> PostgresStore:
         """Connect, create the schema if needed, and start the sweeper."""
+        if unknown:
+            raise InvalidRequestError(
+                f"unknown PostgreSQL store option(s) {', '.join(sorted(unknown))} "
+                "(accepted: schema, min_size, max_size)"
+            )
         interval = check_sweep_interval(sweep_interval)
         if not valid_schema(schema):
             raise InvalidRequestError(
@@ -107,12 +112,16 @@ class PostgresStore(StoreBase):
         return self._listener
 
     async def close(self) -> None:
-        """Stop the sweeper, end the streams, close the listener and the pool (idempotent)."""
+        """Stop the sweeper, finish queued sends, end the streams, close the connections.
+
+        Idempotent.
+        """
         if self._closed:
             return
         self._closed = True
         if self._sweeper is not None:
             await self._sweeper.stop()
+        await self._admission.drain()  # queued sends are written before the pool closes
         self._signals.close()
         await self._listener.close()
         await self._db.close()
