@@ -7,39 +7,24 @@ Every test works in a schema of its own on the shared server and drops it afterw
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import json
 import sys
-import uuid
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import asyncpg
 import pytest
 
 from dovecote.addressing import ManualClock
 from dovecote.durable import CapacityError, InvalidRequestError, StorageError, open_store
-from service_urls import postgres_url
 
 from .pg_claimers import drain
+from .pg_fixtures import pg_db  # noqa: F401  (the "db" fixture)
 
 WAIT = 10.0
 CLAIMERS = Path(__file__).with_name("pg_claimers.py")
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-async def db() -> AsyncIterator[tuple[str, str]]:
-    """(url, schema): a fresh schema name, dropped after the test."""
-    url = postgres_url()
-    schema = f"dovecote_test_{uuid.uuid4().hex[:16]}"
-    yield url, schema
-    conn = await asyncpg.connect(url)
-    try:
-        await conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
-    finally:
-        await conn.close()
 
 
 async def _open(db: tuple[str, str], **options: Any) -> Any:
@@ -235,7 +220,7 @@ async def test_an_unreachable_server_is_a_storage_error() -> None:
 
 @pytest.mark.parametrize(
     "options", [{"schema": "bad-name"}, {"schema": ""}, {"min_size": 3, "max_size": 2},
-                {"max_size": 0}, {"min_size": True}],
+                {"max_size": 0}, {"min_size": True}, {"durability": "normal"}],
 )
 async def test_bad_backend_options_are_refused_before_connecting(options: dict[str, Any]) -> None:
     with pytest.raises(InvalidRequestError):
@@ -255,3 +240,39 @@ async def test_the_sweeper_task_sweeps_on_its_own(db: tuple[str, str]) -> None:
         assert [d.poison_reason for d in await store.dead_letters("q")] == ["expired"]
     finally:
         await store.close()
+
+
+async def test_a_one_connection_pool_serves_many_callers_and_replaces_a_broken_connection(
+    db: tuple[str, str],
+) -> None:
+    store = await _open(db, max_size=1)
+    other = await _open(db)
+    try:
+        sent = await asyncio.gather(*(store.send(f"q{i % 3}", b"x", sender=f"s{i}")
+                                      for i in range(20)))
+        claims = await asyncio.gather(*(store.claim(f"q{i}", claimer="w") for i in range(3)))
+        assert all(c is not None for c in claims)
+        assert len({m.message_id for m in sent}) == 20
+        [conn] = store._db.pool._idle
+        assert await other._db.fetchval("t", "SELECT pg_terminate_backend($1)",
+                                        conn.get_server_pid())
+        with contextlib.suppress(StorageError):  # the dead connection may fail one call
+            await store.stats("q0")
+        assert (await store.stats("q0")).pending_count == 6  # a new connection took over
+    finally:
+        await store.close()
+        await other.close()
+
+
+async def test_calls_waiting_for_a_connection_fail_cleanly_when_the_store_closes(
+    db: tuple[str, str],
+) -> None:
+    store = await _open(db, max_size=1)
+    await store.ensure_mailbox("q")
+    held = await store._db.pool.acquire()
+    waiting = asyncio.ensure_future(store.stats("q"))
+    await asyncio.sleep(0)
+    await store.close()
+    store._db.pool.release(held)
+    with pytest.raises(StorageError):
+        await asyncio.wait_for(waiting, WAIT)

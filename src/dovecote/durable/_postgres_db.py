@@ -1,6 +1,6 @@
 """The PostgreSQL side of ``PostgresStore``: the pool, the schema, the listener, the errors.
 
-- One asyncpg pool (``min_size`` / ``max_size``) runs every statement; each statement is
+- A small pool (``_postgres_pool``, ``min_size`` / ``max_size``) runs every statement; each is
   its own transaction unless a caller opens one (the admission slow path).
 - :func:`storage_errors` is the ONE place asyncpg and socket errors become
   :class:`StorageError`; a deadlock or serialization failure is retried once first.
@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 import asyncpg
 
 from dovecote.durable._errors import StorageError, StoreError
+from dovecote.durable._postgres_pool import ConnectionPool
 from dovecote.durable._postgres_sql import Statements
 from dovecote.durable._wakeup import MailboxSignals
 from dovecote.observability import get_logger
@@ -30,6 +31,9 @@ _log = get_logger("dovecote.durable.postgres")
 _T = TypeVar("_T")
 #: SQLSTATEs worth one retry: serialization_failure, deadlock_detected
 _RETRY = frozenset({"40001", "40P01"})
+#: every statement is prepared once per connection; a generic plan skips re-planning the
+#: store's multi-CTE statements on each call (they are index walks whatever the values)
+_SESSION = {"plan_cache_mode": "force_generic_plan", "application_name": "dovecote-store"}
 
 
 def _describe(error: BaseException) -> str:
@@ -45,7 +49,8 @@ def storage_errors(doing: str) -> Any:
         yield
     except StoreError:
         raise
-    except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError) as error:
+    except (asyncpg.PostgresError, asyncpg.InterfaceError, asyncpg.InternalClientError,
+            OSError) as error:
         raise StorageError(f"PostgreSQL failed while {doing}: {_describe(error)}") from error
 
 
@@ -54,7 +59,7 @@ class PgDatabase:
 
     __slots__ = ("dsn", "pool", "sql")
 
-    def __init__(self, dsn: str, pool: asyncpg.Pool, sql: Statements) -> None:
+    def __init__(self, dsn: str, pool: ConnectionPool, sql: Statements) -> None:
         self.dsn = dsn
         self.pool = pool
         self.sql = sql
@@ -63,12 +68,13 @@ class PgDatabase:
     async def connect(cls, dsn: str, *, schema: str, min_size: int, max_size: int) -> PgDatabase:
         """Open the pool and create the schema if it is missing (safe under concurrency)."""
         sql = Statements.for_schema(schema)
-        with storage_errors("connecting"):
-            pool = await asyncpg.create_pool(dsn, min_size=min_size, max_size=max_size)
+        pool = ConnectionPool(dsn, min_size=min_size, max_size=max_size, settings=_SESSION)
         db = cls(dsn, pool, sql)
         try:
+            with storage_errors("connecting"):
+                await pool.start()
             with storage_errors("creating the schema"):
-                async with pool.acquire() as conn, conn.transaction():
+                async with pool.connection() as conn, conn.transaction():
                     await conn.execute(sql.lock_schema, schema)
                     for statement in sql.ddl:
                         await conn.execute(statement)
@@ -82,8 +88,15 @@ class PgDatabase:
         for attempt in (1, 2):
             try:
                 with storage_errors(doing):
-                    async with self.pool.acquire() as conn:
+                    conn = await self.pool.acquire()
+                    try:
                         return await call(conn)
+                    except BaseException as error:
+                        if not isinstance(error, asyncpg.PostgresError):
+                            conn.terminate()  # a client-side failure: the connection is suspect
+                        raise
+                    finally:
+                        self.pool.release(conn)
             except StorageError as error:
                 cause = error.__cause__
                 if attempt == 2 or getattr(cause, "sqlstate", None) not in _RETRY:
@@ -115,7 +128,7 @@ class PgDatabase:
                 await conn.close()
 
     async def close(self) -> None:
-        """Close the pool (waits for connections in use to be released)."""
+        """Close the pool (connections in use close when they come back)."""
         with storage_errors("closing the pool"):
             await self.pool.close()
 
