@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dovecote import Actor, ActorOptions, ActorSystem
+from dovecote import Actor, ActorOptions, ActorSystem, OneForOneStrategy
 from dovecote.durable import NonRetriableError, open_store
 
 from .recorder import Seen
@@ -53,7 +53,12 @@ async def _scenario(kinds: list[str], stop_after: int) -> None:
         async with open_store(url, sweep_interval=None) as store:
             seen, handled = Seen(), []
             async with ActorSystem("ledger") as system:
-                options = ActorOptions.create().with_durable_mailbox(store, mailbox="ledger")
+                # a restart budget that no scenario spends: the model has no STOP in it
+                options = (
+                    ActorOptions.create()
+                    .with_durable_mailbox(store, mailbox="ledger")
+                    .with_supervisor_strategy(OneForOneStrategy(max_restarts=1_000))
+                )
                 ref = system.spawn(lambda: Mixed(seen, handled), "mixed", options)
                 for number, kind in enumerate(kinds):
                     ref.tell((kind, number))

@@ -49,6 +49,7 @@ STORE_FAILED = "store-failed"
 ANONYMOUS = "anonymous"
 """Store ``sender_id`` of a tell without a sender."""
 _BATCH = 512
+_STREAK_CAP = 16
 _FIRST_RETRY = 0.05  # seconds before claiming again after the store failed
 
 _log = structlog.get_logger("dovecote.durable")
@@ -101,6 +102,7 @@ class DurableLane:
         self._lease_s = 60.0
         self._pace: float | None = None  # smoothed seconds from taking to settling
         self._retry_delay = _FIRST_RETRY
+        self._streak = _STREAK_CAP  # messages handled since the last retriable failure
         # Writes wait for the mailbox to exist: a send would create it with the store's
         # defaults (fifo, which holds a sender's later messages while one is stashed).
         self._ensured = self.loop.create_task(self._ensure())
@@ -129,9 +131,12 @@ class DurableLane:
         pace = self._pace
         if pace is None:
             return 1
+        # After a failure the window starts again at one and doubles per message handled:
+        # what is given back behind a failed message has used up one of its attempts.
+        limit = min(self.spec.claim_ahead, 1 << self._streak)
         if pace <= 0:
-            return self.spec.claim_ahead
-        return max(1, min(self.spec.claim_ahead, int(self._lease_s / (4 * pace))))
+            return limit
+        return max(1, min(limit, int(self._lease_s / (4 * pace))))
 
     async def _write_all(self) -> None:
         writes = self._writes
@@ -287,6 +292,7 @@ class DurableLane:
         took = self.loop.time() - delivery.taken_at
         pace = self._pace
         self._pace = took if pace is None else 0.8 * pace + 0.2 * took
+        self._streak = min(self._streak + 1, _STREAK_CAP)
         claim = delivery.letter
         self._settle(
             self._store.commit(
@@ -308,6 +314,7 @@ class DurableLane:
             self._release(delivery.letter, "permanent", f"non-retriable: {error!r}")
         else:
             self._ready.clear()
+            self._streak = 0
             self._awaiting_decision[error] = delivery
             self.taken(delivery)
             self._give_back_untaken()
