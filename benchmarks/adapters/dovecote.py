@@ -228,6 +228,21 @@ class DovecoteRuntime(
         ref.stop()
         return {"msgs_per_s": n / elapsed}
 
+    async def wl_shutdown(self, n: int) -> Metrics:
+        metrics: Metrics = {}
+        for count, key in ((10_000, "10k"), (100_000, "100k"), (1_000_000, "1m")):
+            if count > n:
+                break
+            system = ActorSystem(f"shutdown-{key}")
+            spawn = system.spawn
+            refs = [spawn(_Counter) for _ in range(count)]
+            await refs[-1].ask(None, timeout=3600.0)  # started in spawn order: all are up
+            del refs
+            t0 = perf_counter()
+            await system.shutdown(timeout=3600.0)
+            metrics[f"shutdown_us_{key}"] = (perf_counter() - t0) / count * 1e6
+        return metrics
+
     async def wl_postoffice(self, n: int) -> Metrics:
         office = self.system.post_office
         post = office.post
