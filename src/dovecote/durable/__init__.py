@@ -15,6 +15,8 @@ from dovecote.durable._errors import (
     StorageError,
     StoreError,
 )
+from dovecote.durable._inbox import Inbox
+from dovecote.durable._inbox_model import InboxOutcome, InboxStats
 from dovecote.durable._model import (
     Claim,
     DeadLetterRecord,
@@ -32,6 +34,9 @@ __all__ = [
     "Claim",
     "DeadLetterRecord",
     "FailureRecord",
+    "Inbox",
+    "InboxOutcome",
+    "InboxStats",
     "InvalidRequestError",
     "InvalidStateError",
     "MailboxConfig",
