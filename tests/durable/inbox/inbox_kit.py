@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +63,34 @@ class Db:
         else:
             await self.db.execute(f"CREATE TABLE {name} (id TEXT NOT NULL, amount INTEGER)")
         return name
+
+    @asynccontextmanager
+    async def held(self) -> AsyncIterator[Any]:
+        """A transaction the caller owns (what record_receive / mark_processed are for).
+
+        On a single connection that is already inside a transaction, it joins that one.
+        """
+        if self.kind == "sqlite":
+            outer = self.db.in_transaction
+            if not outer:
+                await self.db.execute("BEGIN")
+            try:
+                yield self.db
+            except BaseException:
+                if not outer:
+                    await self.db.rollback()
+                raise
+            if not outer:
+                await self.db.commit()
+            return
+        pooled = hasattr(self.db, "acquire")
+        conn = await self.db.acquire() if pooled else self.db
+        try:
+            async with conn.transaction():
+                yield conn
+        finally:
+            if pooled:
+                await self.db.release(conn)
 
     async def drop(self) -> None:
         if self.kind == "postgresql":

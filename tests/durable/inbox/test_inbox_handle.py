@@ -203,12 +203,12 @@ def _json(raw: Any) -> Any:
 async def test_caller_held_transaction_record_then_mark(backend: Db):
     inbox = backend.inbox()
     await inbox.declare_schema()
-    async with _tx(backend) as tx:
+    async with backend.held() as tx:
         assert await inbox.record_receive(tx, "m-1", SRC, metadata={"k": 1}) is True
         assert await inbox.record_receive(tx, "m-1", SRC) is False
         await inbox.mark_processed(tx, "m-1", SRC)
     assert await inbox.get_stats() == InboxStats(1, 1, 0)
-    async with _tx(backend) as tx:
+    async with backend.held() as tx:
         assert await inbox.record_receive(tx, "m-1", SRC) is False
 
 
@@ -217,7 +217,7 @@ async def test_a_caller_rollback_forgets_the_receive(backend: Db):
     await inbox.declare_schema()
 
     async def receive_then_fail() -> None:
-        async with _tx(backend) as tx:
+        async with backend.held() as tx:
             assert await inbox.record_receive(tx, "m-1", SRC)
             raise Boom
 
@@ -233,9 +233,9 @@ async def test_other_statements_on_the_transaction_do_not_confuse_fresh_vs_dupli
     inbox = backend.inbox()
     await inbox.declare_schema()
     fx = await backend.effects_table()
-    async with _tx(backend) as tx:
+    async with backend.held() as tx:
         assert await inbox.record_receive(tx, "m-1", SRC)
-    async with _tx(backend) as tx:
+    async with backend.held() as tx:
         for i in range(3):  # statements that change rows right before the duplicate insert
             await backend.execute(tx, f"INSERT INTO {fx} (id, amount) VALUES (?, ?)", f"x{i}", i)
         await backend.execute(tx, f"UPDATE {fx} SET amount = amount + 1")
@@ -249,7 +249,7 @@ async def test_other_statements_on_the_transaction_do_not_confuse_fresh_vs_dupli
 async def test_a_received_but_unprocessed_row_is_a_duplicate_for_handle(backend: Db):
     inbox = backend.inbox()
     await inbox.declare_schema()
-    async with _tx(backend) as tx:
+    async with backend.held() as tx:
         await inbox.record_receive(tx, "m-1", SRC)
     assert await inbox.get_stats() == InboxStats(1, 0, 1)
     assert (await inbox.handle("m-1", SRC, lambda tx: pytest.fail("ran twice"))).fresh is False
@@ -259,7 +259,7 @@ async def test_mark_processed_of_an_unrecorded_pair_is_not_found(backend: Db):
     inbox = backend.inbox()
     await inbox.declare_schema()
     with pytest.raises(MessageNotFoundError):
-        async with _tx(backend) as tx:
+        async with backend.held() as tx:
             await inbox.mark_processed(tx, "never", SRC)
 
 
@@ -269,7 +269,7 @@ async def test_marking_twice_keeps_the_first_processed_time(backend: Db):
     await inbox.handle("m-1", SRC, lambda tx: None)
     query = f'SELECT processed_at FROM "{backend.table}"'
     (first,) = (await backend.rows(query))[0]
-    async with _tx(backend) as tx:
+    async with backend.held() as tx:
         await inbox.mark_processed(tx, "m-1", SRC)
     assert await backend.rows(query) == [(first,)]
 
@@ -333,7 +333,7 @@ async def test_handle_inside_a_callers_open_transaction_is_a_savepoint(single: D
         await single.execute(tx, f"INSERT INTO {fx} (id, amount) VALUES (?, ?)", "inner", 1)
         raise Boom
 
-    async with _tx(single) as tx:
+    async with single.held() as tx:
         await single.execute(tx, f"INSERT INTO {fx} (id, amount) VALUES (?, ?)", "outer", 1)
         with pytest.raises(Boom):
             await inbox.handle("m-1", SRC, failing)
@@ -369,32 +369,3 @@ async def test_the_inbox_reports_its_settings(backend: Db):
     assert inbox.retention_days == 7
     assert inbox.backend == backend.kind
     assert backend.table in repr(inbox)
-
-
-class _tx:
-    """A caller-held transaction on the test's database (the low-level API's setting)."""
-
-    def __init__(self, db: Db) -> None:
-        self._db = db
-        self._conn: Any = None
-        self._tr: Any = None
-
-    async def __aenter__(self) -> Any:
-        db = self._db
-        if db.kind == "sqlite":
-            if not db.db.in_transaction:
-                await db.db.execute("BEGIN")
-            return db.db
-        self._conn = await db.db.acquire() if hasattr(db.db, "acquire") else db.db
-        self._tr = self._conn.transaction()
-        await self._tr.start()
-        return self._conn
-
-    async def __aexit__(self, kind: Any, *rest: Any) -> None:
-        db = self._db
-        if db.kind == "sqlite":
-            await (db.db.commit() if kind is None else db.db.rollback())
-            return
-        await (self._tr.commit() if kind is None else self._tr.rollback())
-        if self._conn is not db.db:
-            await db.db.release(self._conn)
