@@ -135,6 +135,47 @@ WORKLOADS: dict[str, Workload] = {
             quick=2_000,
             dovecote_only=True,
         ),
+        *(
+            Workload(
+                f"inbox_{backend}",
+                f"(g) Inbox.handle on {title}",
+                "N messages, each one transaction that inserts an order and updates a balance: "
+                "through `Inbox.handle` (receive recorded, handler, marked processed) and, "
+                "alternating with it in 20 rounds in the same process, the same transaction "
+                f"without the inbox. {detail} `inbox_vs_plain` = the median over the rounds "
+                "of handles/s ÷ plain txns/s "
+                f"(the {TIMES} hand-written column does not apply).",
+                (
+                    Metric("handles_per_s", "handles/s", True),
+                    Metric("plain_per_s", "txns/s without inbox", True),
+                    Metric("inbox_vs_plain", f"{TIMES} plain", True),
+                    *extra,
+                ),
+                full=full,
+                quick=quick,
+                dovecote_only=True,
+            )
+            for backend, title, detail, extra, full, quick in (
+                (
+                    "sqlite",
+                    "SQLite",
+                    "aiosqlite, WAL, synchronous=FULL (the store's default); the last column "
+                    "repeats the pair with synchronous=NORMAL (no fsync: the inbox's CPU cost "
+                    "alone).",
+                    (Metric("inbox_vs_plain_normal", f"{TIMES} plain, sync=NORMAL", True),),
+                    4_000,
+                    1_000,
+                ),
+                (
+                    "postgres",
+                    "PostgreSQL",
+                    "asyncpg pool, DOVECOTE_TEST_POSTGRES_URL, server defaults.",
+                    (),
+                    2_000,
+                    500,
+                ),
+            )
+        ),
     )
 }
 
@@ -231,6 +272,8 @@ TARGETS: tuple[Target, ...] = (
     Target("spawn", "stop_us", "ratio<=", 3.0),
     Target("bounded", "msgs_per_s", "ratio>=", 0.4),
     Target("priority", "msgs_per_s", "ratio>=", 0.4),
+    Target("inbox_sqlite", "inbox_vs_plain", "abs>=", 0.7),
+    Target("inbox_postgres", "inbox_vs_plain", "abs>=", 0.7),
 )
 
 

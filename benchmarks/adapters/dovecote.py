@@ -15,6 +15,7 @@ from dovecote import Actor, ActorOptions, ActorSystem, BoundedMailbox, PriorityM
 from .._measure import perf_counter, time_asks, time_fanout, time_spawn_and_stop
 from .._plan import GROUP
 from ._base import BaseRuntime, Metrics
+from ._inbox import inbox_postgres, inbox_sqlite
 from ._local import Latch, settle, wait_all_dead
 
 OPEN: Any = object()
@@ -222,6 +223,14 @@ class DovecoteRuntime(BaseRuntime):
         assert count == n + 1, count
         ref.stop()
         return {"msgs_per_s": n / elapsed}
+
+    # -- (g) the durable layer ----------------------------------------------------------------
+
+    async def wl_inbox_sqlite(self, n: int) -> Metrics:
+        return await inbox_sqlite(n)
+
+    async def wl_inbox_postgres(self, n: int) -> Metrics:
+        return await inbox_postgres(n)
 
     async def wl_postoffice(self, n: int) -> Metrics:
         office = self.system.post_office

@@ -127,15 +127,16 @@ class Inbox:
         fresh = started = False
         result: Any = None
         try:
-            async with self._backend.transaction() as tx:
-                fresh = await self._backend.insert(tx, source, message_id, _now(), encoded)
+            async with self._backend.receive(source, message_id, _now(), encoded, _now) as (
+                tx,
+                fresh,
+            ):
                 if fresh:
                     self._event("inbox.received", source, message_id)
                     started = True
                     result = handler(tx)
                     if inspect.isawaitable(result):
                         result = await result
-                    await self._backend.mark(tx, source, message_id, _now())
         except BaseException as exc:
             if started:
                 self._event("inbox.rolled_back", source, message_id, error=type(exc).__name__)

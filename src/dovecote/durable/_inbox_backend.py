@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import weakref
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
 from datetime import datetime
 from typing import Any, Protocol
@@ -31,7 +31,9 @@ __all__ = [
     "connection_lock",
     "index_name",
     "open_backend",
+    "receive_in_transaction",
     "rollback_quietly",
+    "storage_error",
     "storage_errors",
 ]
 
@@ -53,6 +55,21 @@ class InboxBackend(Protocol):
 
         It commits when the block ends and rolls back when it raises (re-raising unchanged);
         inside a transaction the caller already opened it is a savepoint instead.
+        """
+        ...
+
+    def receive(
+        self,
+        source: str,
+        message_id: str,
+        received_at: datetime,
+        metadata: str | None,
+        now: Callable[[], datetime],
+    ) -> AbstractAsyncContextManager[tuple[Any, bool]]:
+        """What ``handle`` runs in: a transaction with the receive recorded first.
+
+        Yields ``(tx, fresh)``. A clean exit marks the row processed (when fresh, at
+        ``now()``) and commits; a raise rolls everything back and re-raises unchanged.
         """
         ...
 
@@ -84,6 +101,23 @@ class InboxBackend(Protocol):
         ...
 
 
+@asynccontextmanager
+async def receive_in_transaction(
+    backend: InboxBackend,
+    source: str,
+    message_id: str,
+    received_at: datetime,
+    metadata: str | None,
+    now: Callable[[], datetime],
+) -> AsyncIterator[tuple[Any, bool]]:
+    """``InboxBackend.receive`` from the backend's own transaction, insert and mark."""
+    async with backend.transaction() as tx:
+        fresh = await backend.insert(tx, source, message_id, received_at, metadata)
+        yield tx, fresh
+        if fresh:
+            await backend.mark(tx, source, message_id, now())
+
+
 class ConnectionLock:
     """Serialises inbox operations on one shared connection; re-entrant per task."""
 
@@ -94,22 +128,24 @@ class ConnectionLock:
         self._owner: asyncio.Task[Any] | None = None
         self._depth = 0
 
-    @asynccontextmanager
-    async def hold(self) -> AsyncIterator[None]:
+    def hold(self) -> ConnectionLock:
+        """``async with lock.hold():`` runs the block while holding the connection."""
+        return self
+
+    async def __aenter__(self) -> None:
         task = asyncio.current_task()
         if task is not None and self._owner is task:
             self._depth += 1
-            try:
-                yield
-            finally:
-                self._depth -= 1
             return
-        async with self._lock:
-            self._owner = task
-            try:
-                yield
-            finally:
-                self._owner = None
+        await self._lock.acquire()
+        self._owner = task
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._depth:
+            self._depth -= 1
+            return
+        self._owner = None
+        self._lock.release()
 
 
 _LOCKS: weakref.WeakKeyDictionary[Any, ConnectionLock] = weakref.WeakKeyDictionary()
@@ -135,7 +171,12 @@ def storage_errors(action: str, errors: tuple[type[BaseException], ...]) -> Iter
     try:
         yield
     except errors as exc:
-        raise StorageError(f"inbox could not {action}: {type(exc).__name__}: {exc}") from exc
+        raise storage_error(action, exc) from exc
+
+
+def storage_error(action: str, exc: BaseException) -> StorageError:
+    """The ``StorageError`` for a failed *action* (raise it ``from exc``)."""
+    return StorageError(f"inbox could not {action}: {type(exc).__name__}: {exc}")
 
 
 async def rollback_quietly(rollback: Any, errors: tuple[type[BaseException], ...]) -> None:

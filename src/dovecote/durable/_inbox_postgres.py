@@ -9,8 +9,8 @@ waiting transaction gets a serialization failure instead (a StorageError to retr
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from datetime import datetime
 from typing import Any
 
@@ -19,6 +19,7 @@ import asyncpg
 from dovecote.durable._inbox_backend import (
     connection_lock,
     index_name,
+    receive_in_transaction,
     rollback_quietly,
     storage_errors,
 )
@@ -101,6 +102,16 @@ class PostgresBackend:
                 raise
             with storage_errors("commit", _ERRORS):
                 await tr.commit()
+
+    def receive(
+        self,
+        source: str,
+        message_id: str,
+        received_at: datetime,
+        metadata: str | None,
+        now: Callable[[], datetime],
+    ) -> AbstractAsyncContextManager[tuple[Any, bool]]:
+        return receive_in_transaction(self, source, message_id, received_at, metadata, now)
 
     async def declare(self) -> None:
         async with self.transaction() as tx:

@@ -369,3 +369,32 @@ async def test_the_inbox_reports_its_settings(backend: Db):
     assert inbox.retention_days == 7
     assert inbox.backend == backend.kind
     assert backend.table in repr(inbox)
+
+
+async def test_sqlite_without_aiosqlites_thread_hook_takes_the_per_statement_path(
+    sqlite_db: Db,
+):
+    """handle sends two statements per trip through aiosqlite's private ``_execute``; when
+    a future aiosqlite lacks it, the public one-statement-per-trip path gives the same
+    results."""
+    inbox = sqlite_db.inbox()
+    backend = inbox._backend
+    assert backend._run_in_thread is not None  # type: ignore[attr-defined]
+    backend._run_in_thread = None  # type: ignore[attr-defined]
+    await inbox.declare_schema()
+    fx = await sqlite_db.effects_table()
+
+    async def pay(tx: Any) -> str:
+        await sqlite_db.execute(tx, f"INSERT INTO {fx} (id, amount) VALUES (?, ?)", "o-1", 5)
+        return "paid"
+
+    def failing(tx: Any) -> None:
+        raise Boom
+
+    assert await inbox.handle("m-1", SRC, pay) == InboxOutcome(True, "paid")
+    assert await inbox.handle("m-1", SRC, pay) == InboxOutcome(False, None)
+    with pytest.raises(Boom):
+        await inbox.handle("m-2", SRC, failing)
+    assert await inbox.get_stats() == InboxStats(1, 1, 0)
+    assert await sqlite_db.rows(f"SELECT id FROM {fx}") == [("o-1",)]
+    assert not sqlite_db.db.in_transaction
