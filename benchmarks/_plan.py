@@ -30,6 +30,10 @@ class Workload:
     full: int
     quick: int
     dovecote_only: bool = False
+    #: the runtime every ratio of this workload is divided by
+    yardstick: str = "handwritten"
+    #: the runtimes that run it (None: every actor runtime)
+    runtimes: tuple[str, ...] | None = None
     #: warm-up size as a fraction of the measured size
     warmup: float = 0.1
 
@@ -135,49 +139,15 @@ WORKLOADS: dict[str, Workload] = {
             quick=2_000,
             dovecote_only=True,
         ),
-        *(
-            Workload(
-                f"inbox_{backend}",
-                f"(g) Inbox.handle on {title}",
-                "N messages, each one transaction that inserts an order and updates a balance: "
-                "through `Inbox.handle` (receive recorded, handler, marked processed) and, "
-                "alternating with it in 20 rounds in the same process, the same transaction "
-                f"without the inbox. {detail} `inbox_vs_plain` = the median over the rounds "
-                "of handles/s ÷ plain txns/s "
-                f"(the {TIMES} hand-written column does not apply).",
-                (
-                    Metric("handles_per_s", "handles/s", True),
-                    Metric("plain_per_s", "txns/s without inbox", True),
-                    Metric("inbox_vs_plain", f"{TIMES} plain", True),
-                    *extra,
-                ),
-                full=full,
-                quick=quick,
-                dovecote_only=True,
-            )
-            for backend, title, detail, extra, full, quick in (
-                (
-                    "sqlite",
-                    "SQLite",
-                    "aiosqlite, WAL, synchronous=FULL (the store's default); the last column "
-                    "repeats the pair with synchronous=NORMAL (no fsync: the inbox's CPU cost "
-                    "alone).",
-                    (Metric("inbox_vs_plain_normal", f"{TIMES} plain, sync=NORMAL", True),),
-                    4_000,
-                    1_000,
-                ),
-                (
-                    "postgres",
-                    "PostgreSQL",
-                    "asyncpg pool, DOVECOTE_TEST_POSTGRES_URL, server defaults.",
-                    (),
-                    2_000,
-                    500,
-                ),
-            )
-        ),
     )
 }
+
+from ._plan_store import STORE_RUNTIME_INFO, STORE_RUNTIMES, STORE_TARGETS, STORE_WORKLOADS  # noqa: E402
+
+WORKLOADS.update({w.name: w for w in STORE_WORKLOADS})
+from ._plan_inbox import INBOX_TARGETS, INBOX_WORKLOADS  # noqa: E402
+
+WORKLOADS.update({w.name: w for w in INBOX_WORKLOADS})
 
 #: every runtime, in table order; the first baseline is the yardstick
 RUNTIMES: tuple[str, ...] = (
@@ -189,8 +159,11 @@ RUNTIMES: tuple[str, ...] = (
     "thespian_simple",
     "thespian_mp",
     "xoscar",
+    *STORE_RUNTIMES,
 )
 YARDSTICK = "handwritten"
+#: runtimes that run only the workloads that name them (store yardsticks)
+NON_ACTOR_RUNTIMES = frozenset(STORE_RUNTIMES)
 
 
 @dataclass(frozen=True)
@@ -226,6 +199,8 @@ RUNTIME_INFO: dict[str, RuntimeInfo] = {
         off_loop="processes",
     ),
     "xoscar": RuntimeInfo("xoscar actor pool in-process (n_process=0)"),
+    **{name: RuntimeInfo(about, loop_bound=False, off_loop=off)
+       for name, (about, off) in STORE_RUNTIME_INFO.items()},
 }
 LOOPS: tuple[str, ...] = ("asyncio", "uvloop")
 
@@ -272,8 +247,8 @@ TARGETS: tuple[Target, ...] = (
     Target("spawn", "stop_us", "ratio<=", 3.0),
     Target("bounded", "msgs_per_s", "ratio>=", 0.4),
     Target("priority", "msgs_per_s", "ratio>=", 0.4),
-    Target("inbox_sqlite", "inbox_vs_plain", "abs>=", 0.7),
-    Target("inbox_postgres", "inbox_vs_plain", "abs>=", 0.7),
+    *(Target(*t) for t in STORE_TARGETS),
+    *(Target(*t) for t in INBOX_TARGETS),
 )
 
 

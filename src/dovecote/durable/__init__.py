@@ -17,6 +17,7 @@ from dovecote.durable._errors import (
 )
 from dovecote.durable._inbox import Inbox
 from dovecote.durable._inbox_model import InboxOutcome, InboxStats
+from dovecote.durable._metrics import StoreMetrics
 from dovecote.durable._model import (
     Claim,
     DeadLetterRecord,
@@ -26,7 +27,10 @@ from dovecote.durable._model import (
     StoredMessage,
     SweepResult,
 )
+from dovecote.durable._open import StoreOpener, open_store
 from dovecote.durable._protocol import MailboxStore
+from dovecote.durable._sqlite import SqliteStore
+from dovecote.durable._sweeper import Sweeper
 
 __all__ = [
     "AlreadyCommittedError",
@@ -45,8 +49,13 @@ __all__ = [
     "MailboxStore",
     "MessageNotFoundError",
     "NotFoundError",
+    "SqliteStore",
     "StorageError",
     "StoreError",
+    "StoreMetrics",
+    "StoreOpener",
     "StoredMessage",
     "SweepResult",
+    "Sweeper",
+    "open_store",
 ]
