@@ -149,6 +149,10 @@ from ._plan_inbox import INBOX_TARGETS, INBOX_WORKLOADS  # noqa: E402
 
 WORKLOADS.update({w.name: w for w in INBOX_WORKLOADS})
 
+from ._plan_durable_actor import DURABLE_ACTOR_WORKLOADS  # noqa: E402
+
+WORKLOADS.update({w.name: w for w in DURABLE_ACTOR_WORKLOADS})
+
 #: every runtime, in table order; the first baseline is the yardstick
 RUNTIMES: tuple[str, ...] = (
     "dovecote",

@@ -17,6 +17,7 @@ from .._plan import GROUP
 from ._base import BaseRuntime, Metrics
 from ._inbox import inbox_postgres, inbox_sqlite
 from ._local import Latch, settle, wait_all_dead
+from .dovecote_durable_actor import DovecoteDurableActorWorkloads
 from .dovecote_store import DovecoteStoreWorkloads
 
 OPEN: Any = object()
@@ -93,7 +94,7 @@ def _priority(message: Any) -> int:
     return message & 3 if type(message) is int else 9
 
 
-class DovecoteRuntime(DovecoteStoreWorkloads, BaseRuntime):
+class DovecoteRuntime(DovecoteDurableActorWorkloads, DovecoteStoreWorkloads, BaseRuntime):
     name = "dovecote"
     system: Any = None
 

@@ -16,6 +16,7 @@ from dovecote._errors import (
     InvalidMailboxAddressError,
     MailboxFullError,
     OptionsError,
+    SerializationError,
     UnsupportedCapabilityError,
 )
 from dovecote.actors import (
@@ -94,6 +95,7 @@ __all__ = [
     "OptionsError",
     "PoisonPill",
     "PriorityMailbox",
+    "SerializationError",
     "Subscription",
     "SupervisorStrategy",
     "Terminated",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from dovecote.actors._envelope_kinds import is_runtime_envelope
+from dovecote.actors._hosted_mailbox import notify_decision
 from dovecote.actors._system_messages import RESUME, Failed, Restart
 from dovecote.supervision import Directive, RestartStats, SupervisorStrategy
 
@@ -83,6 +84,7 @@ def supervise(parent: ActorCell, failed: Failed) -> None:
             "failure escalated to the guardian; stopping the actor", child=child.path
         )
         directive = Directive.STOP
+    notify_decision(child, failed.error, directive)  # a durable mailbox settles the message
     targets = (
         [c for c in parent._children.values() if not c._terminating]
         if strategy.applies_to_all and parent._children

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import math
 import threading
+from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
 from dovecote._errors import ActorStoppedError, AskDeadlockError
@@ -146,6 +147,22 @@ class ActorRef:
         if not cell._scheduled:
             cell._scheduled = True
             cell._system._schedule(cell)
+
+    def tell_durable(self, message: Any, sender: ActorRef | None = None) -> Awaitable[None]:
+        """``tell``, returning an awaitable that completes once the message is stored.
+
+        For an actor with a durable mailbox it completes when the store has the message
+        on disk (and raises the store's error if the write failed); for any other actor
+        the message is queued as by ``tell`` and the awaitable is already complete.
+        """
+        write = getattr(self._cell._mailbox, "write_durable", None)
+        if write is not None:
+            result: Awaitable[None] = write(message, sender)
+            return result
+        self.tell(message, sender)
+        done: asyncio.Future[None] = self._cell._system._loop.create_future()
+        done.set_result(None)
+        return done
 
     # -- identity ----------------------------------------------------------------------------
     @property

@@ -21,6 +21,7 @@ from dovecote.actors._cell import ActorCell
 from dovecote.actors._clock import Clock
 from dovecote.actors._envelope_kinds import PostedExempt, is_runtime_envelope
 from dovecote.actors._event_stream import EventStream
+from dovecote.actors._hosted_mailbox import notify_attached
 from dovecote.actors._messages import DeadLetter, DeadLetterReason, PoisonPill
 from dovecote.actors._metrics_wiring import DropCounter, MailboxSizes
 from dovecote.actors._names import NAME_PATTERN
@@ -325,6 +326,7 @@ class ActorSystem:
         observe = getattr(mailbox, "observe_drops", None)
         if observe is not None:
             observe(DropCounter(cell))
+        notify_attached(cell, mailbox)  # a hosted (durable) mailbox learns its actor
 
     def _enable_threads(self) -> None:
         enable_threads()
