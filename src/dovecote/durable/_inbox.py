@@ -14,7 +14,12 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Any, TypeVar, overload
 
-from dovecote.durable._errors import InvalidRequestError, MessageNotFoundError
+from dovecote.durable._errors import (
+    InvalidRequestError,
+    InvalidStateError,
+    MessageNotFoundError,
+)
+from dovecote.durable._inbox_actor import durable_message
 from dovecote.durable._inbox_backend import InboxBackend, open_backend
 from dovecote.durable._inbox_input import (
     check_datetime,
@@ -146,6 +151,35 @@ class Inbox:
             return InboxOutcome(False, None)
         self._event("inbox.processed", source, message_id)
         return InboxOutcome(True, result)
+
+    @overload
+    async def handle_delivery(
+        self, context: Any, handler: Callable[[Any], Awaitable[R]], *, metadata: Any = None
+    ) -> InboxOutcome[R]: ...
+
+    @overload
+    async def handle_delivery(
+        self, context: Any, handler: Callable[[Any], R], *, metadata: Any = None
+    ) -> InboxOutcome[R]: ...
+
+    async def handle_delivery(
+        self, context: Any, handler: Callable[[Any], Any], *, metadata: Any = None
+    ) -> InboxOutcome[Any]:
+        """``handle`` for the durable message an actor is handling: exactly-once effects.
+
+        Call it inside ``on_receive`` of an actor with a durable mailbox, passing
+        ``self.context``. The receive is keyed on the stored message (source: its store
+        mailbox; message id: its store id, the same on every redelivery), so a message
+        redelivered after a crash between the inbox commit and the store commit skips
+        the handler. Raises ``InvalidStateError`` outside such a handler.
+        """
+        stored = durable_message(context)
+        if stored is None:
+            raise InvalidStateError(
+                "handle_delivery needs the context of an actor handling a message from a "
+                "durable mailbox (with_durable_mailbox), inside on_receive"
+            )
+        return await self.handle(stored.message_id, stored.mailbox_id, handler, metadata=metadata)
 
     async def record_receive(
         self, tx: Any, message_id: str, source: str, *, metadata: Any = None
