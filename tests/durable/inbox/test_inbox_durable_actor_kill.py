@@ -57,8 +57,12 @@ async def _deliveries(proc: Any, count: int, log: list[str]) -> None:
 
 
 async def _all_committed(path: Path) -> None:
+    """Return once the store shows every order committed (another process commits them:
+    its database is the only place to observe that, so this looks every 50 ms)."""
     async with open_store(f"sqlite:///{path}", sweep_interval=None) as store:
-        while (await store.stats("orders")).committed_count < ORDERS:
+        while True:
+            if (await store.stats("orders")).committed_count == ORDERS:
+                return
             await asyncio.sleep(0.05)
 
 
