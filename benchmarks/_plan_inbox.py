@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ._plan import TIMES, Metric, Workload
 
-INBOX_WORKLOADS: tuple[Workload, ...] = tuple(
+_HANDLE_ROWS: tuple[Workload, ...] = tuple(
     Workload(
         f"inbox_{backend}",
         f"(h) Inbox.handle on {title}",
@@ -51,6 +51,27 @@ INBOX_WORKLOADS: tuple[Workload, ...] = tuple(
             500,
         ),
     )
+)
+
+INBOX_WORKLOADS: tuple[Workload, ...] = (
+    *_HANDLE_ROWS,
+    Workload(
+        "durable_actor_inbox",
+        "(h) exactly-once durable actor beside the at-least-once one (SQLite file, FULL)",
+        "N tells to a durable actor that books each order into a ledger table in the "
+        "store's own file: at least once with a plain transaction, exactly once through "
+        "`Inbox.handle_delivery`; the clock stops when the N-th is booked. "
+        "`once_vs_least` = exactly-once msgs/s ÷ at-least-once msgs/s.",
+        (
+            Metric("exactly_once_per_s", "msgs/s exactly once", True),
+            Metric("at_least_once_per_s", "msgs/s at least once", True),
+            Metric("once_vs_least", f"{TIMES} at-least-once", True),
+        ),
+        full=2_000,
+        quick=400,
+        dovecote_only=True,
+        runtimes=("dovecote",),
+    ),
 )
 
 #: (workload, metric, kind, value) for ``_plan.Target`` (issue 10: handle >= 0.7x plain)

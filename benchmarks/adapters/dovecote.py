@@ -16,6 +16,7 @@ from .._measure import perf_counter, time_asks, time_fanout, time_spawn_and_stop
 from .._plan import GROUP
 from ._base import BaseRuntime, Metrics
 from ._inbox import inbox_postgres, inbox_sqlite
+from ._inbox_actor import durable_actor_inbox
 from ._local import Latch, settle, wait_all_dead
 from .dovecote_durable_actor import DovecoteDurableActorWorkloads
 from .dovecote_store import DovecoteStoreWorkloads
@@ -233,6 +234,9 @@ class DovecoteRuntime(DovecoteDurableActorWorkloads, DovecoteStoreWorkloads, Bas
 
     async def wl_inbox_postgres(self, n: int) -> Metrics:
         return await inbox_postgres(n)
+
+    async def wl_durable_actor_inbox(self, n: int) -> Metrics:
+        return await durable_actor_inbox(n)
 
     async def wl_postoffice(self, n: int) -> Metrics:
         office = self.system.post_office
