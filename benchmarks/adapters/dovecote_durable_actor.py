@@ -57,7 +57,7 @@ async def _measure(ref: Any, actor: _Signal, n: int) -> tuple[float, float, floa
     await wait
     rate = n / (perf_counter() - t0)
     lat = []
-    for i in range(LATENCY_SAMPLES):
+    for i in range(min(LATENCY_SAMPLES, n)):
         wait = asyncio.ensure_future(handled(1))
         t = perf_counter()
         ref.tell(i)

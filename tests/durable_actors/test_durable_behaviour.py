@@ -181,3 +181,29 @@ async def test_shutdown_waits_for_tells_to_reach_the_store(store: Any) -> None:
 class _Never(Actor):
     def on_receive(self, message: Any) -> None:
         self.context.stash()  # holds everything; nothing is committed
+
+
+async def test_durable_lanes_leave_the_post_office_snapshot_online(
+    system: ActorSystem, store: Any
+) -> None:
+    seen = Seen()
+    ref = system.spawn(lambda: Recorder(seen), "snap", durable(store))
+    await ref.tell_durable(1)
+    await seen.count(1)
+    snapshot = await system.post_office.status()
+    assert snapshot.state.name != "DEGRADED"
+    assert (await system.post_office.recover()).unreachable_providers == ()
+
+
+async def test_a_blocking_dispatcher_actor_can_have_a_durable_mailbox(
+    system: ActorSystem, store: Any
+) -> None:
+    seen = Seen()
+    options = durable(store).with_dispatcher("blocking")
+    ref = system.spawn(lambda: Recorder(seen), "threaded", options)
+    for i in range(5):
+        ref.tell(i)
+    await seen.count(5)
+    assert seen.messages == [0, 1, 2, 3, 4]
+    await system.shutdown()
+    assert (await store.stats("/user/threaded")).committed_count == 5

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
 
-from dovecote import ActorOptions, ActorSystem, OptionsError
+from dovecote import ActorOptions, ActorStopped, ActorStoppedError, ActorSystem, OptionsError
 from dovecote.codec import SerializationError
 
 from .recorder import Recorder, Seen, durable
@@ -64,3 +65,27 @@ async def test_bad_durable_options_raise_options_error(store: Any, kwargs: Any) 
         durable(store, **kwargs)
     with pytest.raises(OptionsError):
         ActorOptions.create().with_durable_mailbox(object())
+
+
+async def test_tell_durable_to_an_in_memory_or_a_stopped_actor(
+    system: ActorSystem, store: Any
+) -> None:
+    seen = Seen()
+    memory = system.spawn(lambda: Recorder(seen), "memory")
+    await memory.tell_durable("in memory")  # queued as by tell: already complete
+    await seen.count(1)
+    stopped = asyncio.get_running_loop().create_future()
+    system.event_stream.subscribe(lambda event: stopped.set_result(event.ref), ActorStopped)
+    gone = system.spawn(lambda: Recorder(Seen()), "gone", durable(store))
+    gone.stop()
+    assert await asyncio.wait_for(stopped, 5.0) == gone
+    with pytest.raises(ActorStoppedError):
+        await gone.tell_durable("too late")
+
+
+async def test_a_durable_mailbox_does_not_combine_with_a_capacity(
+    system: ActorSystem, store: Any
+) -> None:
+    options = durable(store).with_mailbox_capacity(10)
+    with pytest.raises(OptionsError):
+        system.spawn(lambda: Recorder(Seen()), "bounded", options)

@@ -153,15 +153,20 @@ class ActorRef:
 
         For an actor with a durable mailbox it completes when the store has the message
         on disk (and raises the store's error if the write failed); for any other actor
-        the message is queued as by ``tell`` and the awaitable is already complete.
+        the message is queued as by ``tell`` and the awaitable is already complete. To a
+        stopped actor it is a dead letter, and the awaitable raises ActorStoppedError.
         """
-        write = getattr(self._cell._mailbox, "write_durable", None)
+        cell = self._cell
+        write = getattr(cell._mailbox, "write_durable", None)
         if write is not None:
             result: Awaitable[None] = write(message, sender)
             return result
         self.tell(message, sender)
-        done: asyncio.Future[None] = self._cell._system._loop.create_future()
-        done.set_result(None)
+        done: asyncio.Future[None] = cell._system._loop.create_future()
+        if cell._terminated:  # it became a dead letter: nothing was stored
+            done.set_exception(ActorStoppedError(f"{cell.path} is stopped"))
+        else:
+            done.set_result(None)
         return done
 
     # -- identity ----------------------------------------------------------------------------

@@ -29,7 +29,7 @@ import structlog
 
 from dovecote._errors import ActorNotFoundError, ActorStoppedError, SerializationError
 from dovecote.codec import Codec
-from dovecote.durable._errors import AlreadyCommittedError, StoreError
+from dovecote.durable._errors import AlreadyCommittedError, StorageError, StoreError
 from dovecote.durable._retriable import RetriablePredicate
 from dovecote.supervision import Directive
 
@@ -49,6 +49,7 @@ STORE_FAILED = "store-failed"
 ANONYMOUS = "anonymous"
 """Store ``sender_id`` of a tell without a sender."""
 _BATCH = 512
+_FIRST_RETRY = 0.05  # seconds before claiming again after the store failed
 
 _log = structlog.get_logger("dovecote.durable")
 
@@ -99,6 +100,7 @@ class DurableLane:
         self._by_priority = False
         self._lease_s = 60.0
         self._pace: float | None = None  # smoothed seconds from taking to settling
+        self._retry_delay = _FIRST_RETRY
         # Writes wait for the mailbox to exist: a send would create it with the store's
         # defaults (fifo, which holds a sender's later messages while one is stashed).
         self._ensured = self.loop.create_task(self._ensure())
@@ -159,34 +161,52 @@ class DurableLane:
 
     # -- claiming -------------------------------------------------------------------------
     async def _claim_loop(self) -> None:
+        # A store that fails (a database restart, a full disk) is retried with backoff;
+        # anything else stops the lane, loudly (its tells still fail loudly).
+        while True:
+            try:
+                await self._claim_session()
+            except asyncio.CancelledError:
+                raise
+            except StorageError as error:
+                delay, self._retry_delay = self._retry_delay, min(self._retry_delay * 2, 5.0)
+                _log.warning(
+                    "durable mailbox cannot reach its store; retrying",
+                    mailbox=self.name,
+                    delay_s=delay,
+                    error=repr(error),
+                )
+                await asyncio.sleep(delay)
+            except Exception as error:
+                _log.error("durable mailbox stopped claiming", mailbox=self.name, exc_info=error)
+                return
+
+    async def _claim_session(self) -> None:
         # Claims run as their own task, which close() waits for: a claim cancelled in
         # flight would leave its message held until the lease ends. Only when the mailbox
         # is empty does the loop wait in claim_stream (woken by sends); close cancels that.
-        store = self._store
+        if self._ensured.done() and self._ensured.exception() is not None:
+            self._ensured = self.loop.create_task(self._ensure())
+        await asyncio.shield(self._ensured)
         lease = self.spec.lease_duration_ms
+        stream = self._store.claim_stream(self.name, claimer=self.claimer, lease_duration_ms=lease)
         try:
-            await asyncio.shield(self._ensured)
-            stream = store.claim_stream(self.name, claimer=self.claimer, lease_duration_ms=lease)
-            try:
-                while True:
-                    await self._ready.wait()
-                    self._in_flight = self.loop.create_task(self._claim_some(self._window()))
-                    claims = await asyncio.shield(self._in_flight)
-                    self._in_flight = None
-                    if not claims:
-                        claims = [await anext(stream)]
-                    deliveries = [d for d in map(self._delivery, claims) if d is not None]
-                    if deliveries:
-                        self._ready.clear()
-                        self._untaken.extend(deliveries)
-                        for delivery in deliveries:
-                            self.host.deliver(delivery)
-            finally:
-                await stream.aclose()  # type: ignore[attr-defined]
-        except asyncio.CancelledError:
-            raise
-        except Exception as error:  # the lane cannot claim: loud, and its tells still fail loudly
-            _log.error("durable mailbox stopped claiming", mailbox=self.name, exc_info=error)
+            while True:
+                await self._ready.wait()
+                self._in_flight = self.loop.create_task(self._claim_some(self._window()))
+                claims = await asyncio.shield(self._in_flight)
+                self._in_flight = None
+                self._retry_delay = _FIRST_RETRY
+                if not claims:
+                    claims = [await anext(stream)]
+                deliveries = [d for d in map(self._delivery, claims) if d is not None]
+                if deliveries:
+                    self._ready.clear()
+                    self._untaken.extend(deliveries)
+                    for delivery in deliveries:
+                        self.host.deliver(delivery)
+        finally:
+            await stream.aclose()  # type: ignore[attr-defined]
 
     async def _claim_some(self, window: int) -> list[Claim]:
         """Up to ``window`` claims issued together (the store runs them in one transaction,

@@ -16,7 +16,7 @@ import weakref
 from typing import TYPE_CHECKING
 
 from dovecote.actors import ActorStopped
-from dovecote.addressing import MailMessage, Provider
+from dovecote.addressing import AddressStatus, MailAddress, MailMessage, Provider
 from dovecote.durable._actor_lane import DurableLane, LaneSpec
 
 if TYPE_CHECKING:
@@ -42,7 +42,14 @@ class _LaneCloser(Provider):
 
     @property
     def supports(self) -> frozenset[str]:
-        return frozenset()
+        # it has no addresses and no leases: say so, rather than look degraded
+        return frozenset({"enumerate", "recover"})
+
+    async def list_statuses(self) -> list[AddressStatus]:
+        return []
+
+    async def recover(self, address: MailAddress | None = None) -> dict[str, int]:
+        return {}
 
     async def _send(self, message: MailMessage) -> None:  # pragma: no cover - never routed
         raise NotImplementedError("durable lanes take no post")
