@@ -15,10 +15,9 @@ from dovecote import Actor, ActorOptions, ActorSystem, BoundedMailbox, PriorityM
 from .._measure import perf_counter, time_asks, time_fanout, time_spawn_and_stop
 from .._plan import GROUP
 from ._base import BaseRuntime, Metrics
-from ._inbox import inbox_postgres, inbox_sqlite
-from ._inbox_actor import durable_actor_inbox
 from ._local import Latch, settle, wait_all_dead
 from .dovecote_durable_actor import DovecoteDurableActorWorkloads
+from .dovecote_inbox import DovecoteInboxWorkloads
 from .dovecote_store import DovecoteStoreWorkloads
 
 OPEN: Any = object()
@@ -95,7 +94,9 @@ def _priority(message: Any) -> int:
     return message & 3 if type(message) is int else 9
 
 
-class DovecoteRuntime(DovecoteDurableActorWorkloads, DovecoteStoreWorkloads, BaseRuntime):
+class DovecoteRuntime(
+    DovecoteInboxWorkloads, DovecoteDurableActorWorkloads, DovecoteStoreWorkloads, BaseRuntime
+):
     name = "dovecote"
     system: Any = None
 
@@ -226,17 +227,6 @@ class DovecoteRuntime(DovecoteDurableActorWorkloads, DovecoteStoreWorkloads, Bas
         assert count == n + 1, count
         ref.stop()
         return {"msgs_per_s": n / elapsed}
-
-    # -- (g) the durable layer ----------------------------------------------------------------
-
-    async def wl_inbox_sqlite(self, n: int) -> Metrics:
-        return await inbox_sqlite(n)
-
-    async def wl_inbox_postgres(self, n: int) -> Metrics:
-        return await inbox_postgres(n)
-
-    async def wl_durable_actor_inbox(self, n: int) -> Metrics:
-        return await durable_actor_inbox(n)
 
     async def wl_postoffice(self, n: int) -> Metrics:
         office = self.system.post_office
