@@ -7,7 +7,8 @@ The worker process (inbox_actor_worker.py) books each delivered order through
 deliveries plus a random few milliseconds, so kills land anywhere: inside the handler's
 transaction, between the inbox commit and the store commit, between messages. Each new
 worker gets the killed one's claims back after their lease. ``DOVECOTE_INBOX_KILL_RUNS``
-(default 6) sets how many workers are killed; ``DOVECOTE_INBOX_KILL_SEED`` replays a run.
+(default 4 per backend) sets how many workers are killed; ``DOVECOTE_INBOX_KILL_SEED``
+replays a run.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from service_urls import postgres_url
 
 WORKER = Path(__file__).with_name("inbox_actor_worker.py")
 LEASE_MS = 300
-KILLS = int(os.environ.get("DOVECOTE_INBOX_KILL_RUNS", "6"))
+KILLS = int(os.environ.get("DOVECOTE_INBOX_KILL_RUNS", "4"))
 ORDERS = max(40, 8 * KILLS)  # enough that every kill lands mid-stream
 TIMEOUT = 60.0
 
