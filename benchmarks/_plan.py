@@ -164,6 +164,9 @@ WORKLOADS: dict[str, Workload] = {
 from ._plan_store import STORE_RUNTIME_INFO, STORE_RUNTIMES, STORE_TARGETS, STORE_WORKLOADS  # noqa: E402
 
 WORKLOADS.update({w.name: w for w in STORE_WORKLOADS})
+from ._plan_inbox import INBOX_TARGETS, INBOX_WORKLOADS  # noqa: E402
+
+WORKLOADS.update({w.name: w for w in INBOX_WORKLOADS})
 
 from ._plan_durable_actor import DURABLE_ACTOR_WORKLOADS  # noqa: E402
 
@@ -268,6 +271,7 @@ TARGETS: tuple[Target, ...] = (
     Target("bounded", "msgs_per_s", "ratio>=", 0.4),
     Target("priority", "msgs_per_s", "ratio>=", 0.4),
     *(Target(*t) for t in STORE_TARGETS),
+    *(Target(*t) for t in INBOX_TARGETS),
 )
 
 

@@ -17,6 +17,7 @@ from .._plan import GROUP
 from ._base import BaseRuntime, Metrics
 from ._local import Latch, settle, wait_all_dead
 from .dovecote_durable_actor import DovecoteDurableActorWorkloads
+from .dovecote_inbox import DovecoteInboxWorkloads
 from .dovecote_store import DovecoteStoreWorkloads
 from .dovecote_store_pg import DovecotePostgresWorkloads
 
@@ -95,7 +96,11 @@ def _priority(message: Any) -> int:
 
 
 class DovecoteRuntime(
-    DovecoteDurableActorWorkloads, DovecoteStoreWorkloads, DovecotePostgresWorkloads, BaseRuntime
+    DovecoteInboxWorkloads,
+    DovecoteDurableActorWorkloads,
+    DovecoteStoreWorkloads,
+    DovecotePostgresWorkloads,
+    BaseRuntime,
 ):
     name = "dovecote"
     system: Any = None

@@ -64,6 +64,13 @@ EXPECTED: dict[str, list[str]] = {
         "ping 3 -> pong 3 from pong",
         "watched /user/ponger on node pong: Terminated",
     ],
+    "exactly_once_orders.py": [
+        "naive consumer:  balance 7,176, expected 4,336  <- double-counted",
+        "inbox consumer:  balance 4,336, expected 4,336  <- exact",
+        "inbox: 40 orders applied, 28 redeliveries skipped, 1 crash rolled back and redelivered",
+        "after a restart, replaying all 68 deliveries applies 0: balance 4,336",
+        "sweep a month later removes 40 rows",
+    ],
 }
 #: examples that talk to the NATS server (skipped locally when it is not there)
 NEEDS_NATS = {"remote_ping_pong.py"}

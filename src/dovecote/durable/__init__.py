@@ -17,6 +17,9 @@ from dovecote.durable._errors import (
     StorageError,
     StoreError,
 )
+from dovecote.durable._inbox import Inbox
+from dovecote.durable._inbox_actor import durable_message
+from dovecote.durable._inbox_model import InboxOutcome, InboxStats
 from dovecote.durable._metrics import StoreMetrics
 from dovecote.durable._model import (
     Claim,
@@ -43,6 +46,9 @@ __all__ = [
     "DeadLetterRecord",
     "DurableMailboxFactory",
     "FailureRecord",
+    "Inbox",
+    "InboxOutcome",
+    "InboxStats",
     "InvalidRequestError",
     "InvalidStateError",
     "MailboxConfig",
@@ -61,6 +67,7 @@ __all__ = [
     "StoredMessage",
     "SweepResult",
     "Sweeper",
+    "durable_message",
     "is_retriable",
     "open_store",
     "store_mailbox_of",
