@@ -15,6 +15,7 @@ from dovecote.durable._errors import (
     StorageError,
     StoreError,
 )
+from dovecote.durable._metrics import StoreMetrics
 from dovecote.durable._model import (
     Claim,
     DeadLetterRecord,
@@ -24,7 +25,10 @@ from dovecote.durable._model import (
     StoredMessage,
     SweepResult,
 )
+from dovecote.durable._open import StoreOpener, open_store
 from dovecote.durable._protocol import MailboxStore
+from dovecote.durable._sqlite import SqliteStore
+from dovecote.durable._sweeper import Sweeper
 
 __all__ = [
     "AlreadyCommittedError",
@@ -40,8 +44,13 @@ __all__ = [
     "MailboxStore",
     "MessageNotFoundError",
     "NotFoundError",
+    "SqliteStore",
     "StorageError",
     "StoreError",
+    "StoreMetrics",
+    "StoreOpener",
     "StoredMessage",
     "SweepResult",
+    "Sweeper",
+    "open_store",
 ]

@@ -1,0 +1,397 @@
+"""``SqliteStore``: the embedded default store, one SQLite file (or memory).
+
+WAL journal with ``synchronous=FULL`` by default: a send is acknowledged only once its
+transaction is fsynced, so it survives power loss. ``durability="normal"`` keeps WAL but
+syncs at checkpoints only: faster, and still safe against a process crash, but the last
+transactions can be lost on power loss or an OS crash.
+
+All SQL runs on one writer thread with group commit (see ``_sqlite_engine``). Several
+processes may share one file: claims are atomic (``BEGIN IMMEDIATE``) and a busy
+database is waited for (``busy_timeout`` seconds). ``claim_stream`` is woken by this
+process's sends; a send from another process is seen at the next local change or timer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterable, Mapping
+from types import TracebackType
+from typing import Any
+
+from prometheus_client import CollectorRegistry
+
+from dovecote.addressing import Clock, SystemClock
+from dovecote.durable._errors import InvalidRequestError
+from dovecote.durable._metrics import StoreMetrics
+from dovecote.durable._model import (
+    Claim,
+    DeadLetterReason,
+    DeadLetterRecord,
+    MailboxConfig,
+    MailboxStats,
+    OrderingMode,
+    ReleaseKind,
+    StoredMessage,
+    SweepResult,
+)
+from dovecote.durable._sqlite_admin import (
+    op_dead_letters,
+    op_get,
+    op_is_committed,
+    op_list,
+    op_next_change,
+    op_peek,
+    op_purge,
+    op_replay,
+    op_stats,
+    op_sweep,
+)
+from dovecote.durable._sqlite_engine import Durability, SqliteEngine
+from dovecote.durable._sqlite_ops import (
+    op_claim,
+    op_commit,
+    op_ensure,
+    op_reject,
+    op_release,
+    op_send,
+)
+from dovecote.durable._sqlite_schema import encode_headers, row_to_dead_letter, row_to_message
+from dovecote.durable._sweeper import Sweeper, check_sweep_interval
+from dovecote.durable._ulid import new_ulid
+from dovecote.durable._validation import (
+    check_agent_id,
+    check_checkpoint_token,
+    check_count,
+    check_headers,
+    check_int,
+    check_lease_token,
+    check_mailbox_config,
+    check_message_id,
+    check_ms,
+    check_note,
+    check_optional_count,
+    check_optional_ms,
+    check_payload,
+    check_priority,
+    check_reason,
+    check_release_kind,
+)
+from dovecote.durable._wakeup import MailboxSignals, now_ms, stream_claims
+
+__all__ = ["SqliteStore"]
+
+_DURABILITY: tuple[Durability, ...] = ("full", "normal")
+
+
+class SqliteStore:
+    """The seed-004 store on SQLite (implements :class:`MailboxStore`).
+
+    Open it with ``open_store("sqlite:///path.db")`` or :meth:`open`. ``durability``:
+    ``"full"`` (default, fsync per transaction) or ``"normal"`` (WAL without per-commit
+    fsync). Also an async context manager that closes itself.
+    """
+
+    def __init__(self, engine: SqliteEngine, *, clock: Clock,
+                 sweep_interval: float | None) -> None:
+        self._engine = engine
+        self._clock = clock
+        self._signals = MailboxSignals()
+        self._counters = StoreMetrics()
+        self._sweeper = (
+            None if sweep_interval is None else Sweeper(self.sweep, sweep_interval, clock)
+        )
+
+    @classmethod
+    async def open(cls, path: str = ":memory:", *, sweep_interval: float | None = 5.0,
+                   clock: Clock | None = None, durability: Durability = "full",
+                   busy_timeout: float = 30.0) -> SqliteStore:
+        """Open (creating if needed) the database at ``path`` and start the sweeper."""
+        interval = check_sweep_interval(sweep_interval)
+        if durability not in _DURABILITY:
+            raise InvalidRequestError(
+                f"unknown durability {durability!r} (choose from {', '.join(_DURABILITY)})"
+            )
+        if isinstance(busy_timeout, bool) or not isinstance(busy_timeout, int | float) or \
+                not 0 <= busy_timeout <= 3600:
+            raise InvalidRequestError(f"busy_timeout must be 0-3600 seconds, not {busy_timeout!r}")
+        engine = SqliteEngine(path, durability=durability, busy_timeout=float(busy_timeout))
+        await engine.start()
+        store = cls(engine, clock=clock or SystemClock(), sweep_interval=interval)
+        if store._sweeper is not None:
+            store._sweeper.start()
+        return store
+
+    # -- lifecycle and introspection ----------------------------------------------------
+
+    @property
+    def metrics(self) -> CollectorRegistry:
+        """The store's registry with the seven ``postbox_*`` counters."""
+        return self._counters.registry
+
+    @property
+    def counters(self) -> StoreMetrics:
+        """The counters themselves (``counters.value(name, **labels)`` reads one)."""
+        return self._counters
+
+    @property
+    def sweeper(self) -> Sweeper | None:
+        """The owned background sweeper (``None`` when ``sweep_interval=None``)."""
+        return self._sweeper
+
+    @property
+    def durability(self) -> Durability:
+        """``"full"`` or ``"normal"``."""
+        return self._engine.durability
+
+    @property
+    def path(self) -> str:
+        """The database file (``":memory:"`` for an in-memory store)."""
+        return self._engine.path
+
+    async def close(self) -> None:
+        """Stop the sweeper, end the streams, finish queued work, close the database."""
+        if self._sweeper is not None:
+            await self._sweeper.stop()
+        self._signals.close()
+        await self._engine.close()
+
+    async def __aenter__(self) -> SqliteStore:
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None,
+                        exc: BaseException | None, tb: TracebackType | None) -> None:
+        await self.close()
+
+    def _now(self) -> int:
+        return now_ms(self._clock)
+
+    # -- mailboxes ------------------------------------------------------------------------
+
+    async def ensure_mailbox(
+        self, agent_id: str, *, capacity: int = 10_000, ordering_mode: OrderingMode = "fifo",
+        max_attempts: int = 5, lease_duration_ms: int = 60_000,
+        max_payload_bytes: int = 1_048_576, dlq_retention_ms: int | None = None,
+    ) -> MailboxConfig:
+        """Create the mailbox if it does not exist; an existing one is returned unchanged."""
+        config = check_mailbox_config(
+            agent_id, capacity=capacity, ordering_mode=ordering_mode,
+            max_attempts=max_attempts, lease_duration_ms=lease_duration_ms,
+            max_payload_bytes=max_payload_bytes, dlq_retention_ms=dlq_retention_ms,
+        )
+        return await self._engine.run(op_ensure, config, self._now())
+
+    async def get_mailbox(self, agent_id: str) -> MailboxConfig:
+        """The mailbox's configuration (``MailboxNotFoundError`` when unknown)."""
+        agent_id = check_agent_id(agent_id, "mailbox id")
+        return await self._engine.run(op_get, agent_id, write=False)
+
+    async def list_mailboxes(self, *, limit: int = 100,
+                             after: str | None = None) -> list[MailboxConfig]:
+        """Mailboxes in ascending ``agent_id`` order, strictly after ``after``."""
+        limit = check_count(limit, "limit")
+        if after is not None and not isinstance(after, str):
+            raise InvalidRequestError(f"after must be a string or None, not {after!r}")
+        return await self._engine.run(op_list, limit, after, write=False)
+
+    async def stats(self, agent_id: str) -> MailboxStats:
+        """Counters of one mailbox."""
+        agent_id = check_agent_id(agent_id, "mailbox id")
+        return await self._engine.run(op_stats, agent_id, write=False)
+
+    # -- sending --------------------------------------------------------------------------
+
+    def _rows(self, targets: list[str], payload: object, sender: str, headers: object,
+              priority: int, delay_ms: int, ttl_ms: int | None
+              ) -> tuple[list[tuple[Any, ...]], list[StoredMessage], int]:
+        checked = [check_agent_id(t, "mailbox id") for t in targets]
+        sender = check_agent_id(sender, "sender")
+        data = check_payload(payload)
+        fields = check_headers(headers)
+        priority = check_priority(priority)
+        delay = check_ms(delay_ms, "delay_ms")
+        ttl = check_optional_ms(ttl_ms, "ttl_ms")
+        now = self._now()
+        visible = now + delay
+        expires = None if ttl is None else now + ttl
+        text = encode_headers(fields)
+        rows = []
+        sent = []
+        for to in checked:
+            message_id = new_ulid(now)
+            rows.append((message_id, to, sender, data, text, priority, now, visible, expires))
+            sent.append(StoredMessage(
+                message_id, to, sender, data, dict(fields), priority, now, visible, "pending", 0,
+                expires_at_ms=expires,
+            ))
+        return rows, sent, now
+
+    async def send(
+        self, to: str, payload: bytes, *, sender: str, headers: Mapping[str, str] | None = None,
+        priority: int = 0, delay_ms: int = 0, ttl_ms: int | None = None,
+    ) -> StoredMessage:
+        """Queue one message (an unknown mailbox is created with the defaults)."""
+        rows, sent, now = self._rows([to], payload, sender, headers, priority, delay_ms, ttl_ms)
+        await self._engine.run(op_send, rows, now)
+        message = sent[0]
+        self._counters.count_sent(message.mailbox_id)
+        self._signals.notify(message.mailbox_id)
+        return message
+
+    async def fanout(
+        self, targets: Iterable[str], payload: bytes, *, sender: str,
+        headers: Mapping[str, str] | None = None, priority: int = 0, delay_ms: int = 0,
+        ttl_ms: int | None = None,
+    ) -> list[StoredMessage]:
+        """Send one message to every target in one transaction: all or nothing."""
+        if isinstance(targets, str | bytes) or not isinstance(targets, Iterable):
+            raise InvalidRequestError("targets must be a list of mailbox ids")
+        rows, sent, now = self._rows(list(targets), payload, sender, headers, priority,
+                                     delay_ms, ttl_ms)
+        if rows:
+            await self._engine.run(op_send, rows, now)
+        for message in sent:
+            self._counters.count_sent(message.mailbox_id)
+            self._signals.notify(message.mailbox_id)
+        return sent
+
+    # -- claiming -------------------------------------------------------------------------
+
+    async def peek(self, agent_id: str, *, max: int = 100) -> list[StoredMessage]:
+        """What claims would return next, in that order, without claiming."""
+        agent_id = check_agent_id(agent_id, "mailbox id")
+        limit = check_count(max, "max")
+        rows = await self._engine.run(op_peek, agent_id, limit, self._now(), write=False)
+        return [row_to_message(row) for row in rows]
+
+    def _check_claim(self, agent_id: str, claimer: str,
+                     lease_duration_ms: int | None) -> tuple[str, str, int | None]:
+        return (check_agent_id(agent_id, "mailbox id"), check_agent_id(claimer, "claimer"),
+                check_optional_ms(lease_duration_ms, "lease_duration_ms"))
+
+    async def _claim(self, agent_id: str, claimer: str, lease: int | None) -> Claim | None:
+        now = self._now()
+        token = new_ulid(now)
+        row, dead = await self._engine.run(op_claim, agent_id, claimer, lease, now, token)
+        if dead:
+            self._counters.count_dead_lettered(agent_id, "max_attempts_exceeded", dead)
+        if row is None:
+            return None
+        self._counters.count_claimed(agent_id)
+        message = row_to_message(row)
+        assert message.lease_expires_at_ms is not None
+        return Claim(message, message.lease_expires_at_ms, token)
+
+    async def claim(self, agent_id: str, *, claimer: str,
+                    lease_duration_ms: int | None = None) -> Claim | None:
+        """Claim the next visible message under a lease (``None`` lease: the mailbox's)."""
+        return await self._claim(*self._check_claim(agent_id, claimer, lease_duration_ms))
+
+    async def claim_stream(
+        self, agent_id: str, *, claimer: str, lease_duration_ms: int | None = None,
+        max_messages: int | None = None,
+    ) -> AsyncIterator[Claim]:
+        """Yield each message as it becomes claimable, woken by sends (no polling)."""
+        agent_id, claimer, lease = self._check_claim(agent_id, claimer, lease_duration_ms)
+        limit = check_optional_count(max_messages, "max_messages")
+
+        async def claim() -> Claim | None:
+            return await self._claim(agent_id, claimer, lease)
+
+        async def next_change() -> int | None:
+            found: int | None = await self._engine.run(
+                op_next_change, agent_id, self._now(), write=False
+            )
+            return found
+
+        async for found in stream_claims(agent_id, claim=claim, next_change_ms=next_change,
+                                         signals=self._signals, clock=self._clock,
+                                         max_messages=limit):
+            yield found
+
+    # -- settling -------------------------------------------------------------------------
+
+    async def commit(self, message_id: str, *, claimer: str, checkpoint_token: str,
+                     lease_token: str | None = None) -> None:
+        """Settle a claimed message for good (a second commit: ``AlreadyCommittedError``)."""
+        message_id = check_message_id(message_id)
+        claimer = check_agent_id(claimer, "claimer")
+        token = check_checkpoint_token(checkpoint_token)
+        fence = check_lease_token(lease_token)
+        mailbox_id = await self._engine.run(
+            op_commit, message_id, claimer, token, fence, self._now()
+        )
+        self._counters.count_committed(mailbox_id)
+        self._signals.notify(mailbox_id)
+
+    async def release(self, message_id: str, *, claimer: str, kind: ReleaseKind = "transient",
+                      note: str | None = None, lease_token: str | None = None) -> None:
+        """Give a claimed message back (transient) or dead-letter it (permanent)."""
+        message_id = check_message_id(message_id)
+        claimer = check_agent_id(claimer, "claimer")
+        kind = check_release_kind(kind)
+        text = check_note(note)
+        fence = check_lease_token(lease_token)
+        mailbox_id = await self._engine.run(
+            op_release, message_id, claimer, kind, text, fence, self._now()
+        )
+        self._counters.count_released(mailbox_id, kind)
+        if kind == "permanent":
+            self._counters.count_dead_lettered(mailbox_id, "permanent_failure")
+        self._signals.notify(mailbox_id)
+
+    async def reject_validation(self, message_id: str, *, note: str) -> None:
+        """Dead-letter a pending message as ``validation_failed``."""
+        message_id = check_message_id(message_id)
+        text = check_note(note, required=True)
+        assert text is not None
+        mailbox_id = await self._engine.run(op_reject, message_id, text, self._now())
+        self._counters.count_dead_lettered(mailbox_id, "validation_failed")
+
+    async def is_committed(self, agent_id: str, message_id: str) -> bool:
+        """Whether that message was committed in that mailbox (unknown mailbox: False)."""
+        agent_id = check_agent_id(agent_id, "mailbox id")
+        message_id = check_message_id(message_id)
+        return await self._engine.run(op_is_committed, agent_id, message_id, write=False)
+
+    # -- dead letters ---------------------------------------------------------------------
+
+    async def dead_letters(self, agent_id: str, *, reason: DeadLetterReason | None = None,
+                           limit: int = 100) -> list[DeadLetterRecord]:
+        """Dead-letter records, oldest first, optionally of one reason."""
+        agent_id = check_agent_id(agent_id, "mailbox id")
+        wanted = check_reason(reason)
+        limit = check_count(limit, "limit")
+        rows = await self._engine.run(op_dead_letters, agent_id, wanted, limit, write=False)
+        return [row_to_dead_letter(row) for row in rows]
+
+    async def replay(self, message_id: str, *, replayed_by: str,
+                     target_mailbox: str | None = None) -> StoredMessage:
+        """Send a dead letter again as a new message (attempt 0); the record is kept."""
+        message_id = check_message_id(message_id)
+        by = check_agent_id(replayed_by, "replayed_by")
+        target = None if target_mailbox is None else check_agent_id(target_mailbox,
+                                                                     "target_mailbox")
+        now = self._now()
+        row = await self._engine.run(op_replay, message_id, target, new_ulid(now), by, now)
+        new_id, to, sender, payload, _text, priority, created, visible, _ttl, headers = row
+        self._counters.count_sent(to)
+        self._signals.notify(to)
+        return StoredMessage(new_id, to, sender, payload, headers, priority, created, visible,
+                             "pending", 0)
+
+    async def purge_dead_letters(self, agent_id: str, *, before_ms: int) -> int:
+        """Delete records dead-lettered strictly before ``before_ms``; returns how many."""
+        agent_id = check_agent_id(agent_id, "mailbox id")
+        before = check_int(before_ms, "before_ms", low=-(2**63), high=2**63 - 1)
+        deleted: int = await self._engine.run(op_purge, agent_id, before)
+        return deleted
+
+    # -- sweeping -------------------------------------------------------------------------
+
+    async def sweep(self) -> SweepResult:
+        """One sweeper tick by hand: expired leases, TTL expiry, DLQ retention."""
+        leases, expired, purged = await self._engine.run(op_sweep, self._now())
+        self._counters.count_leases_swept(len(leases))
+        for mailbox_id, count in expired.items():
+            self._counters.count_dead_lettered(mailbox_id, "expired", count)
+        self._signals.notify_many(set(leases))
+        return SweepResult(len(leases), sum(expired.values()), purged)
