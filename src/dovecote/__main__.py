@@ -9,8 +9,10 @@ def _main() -> None:
     try:
         from dovecote.gateway._cli import main
     except ImportError as exc:  # the core installs without the gateway extra
-        sys.exit(f"dovecote's command line needs the gateway extra ({exc.name} is missing): "
-                 "pip install 'dovecote[gateway]'")
+        sys.exit(
+            f"dovecote's command line needs the gateway extra ({exc.name} is missing): "
+            "pip install 'dovecote[gateway]'"
+        )
     main(prog_name="dovecote")
 
 

@@ -31,7 +31,7 @@ _SCHEMES = ("sqlite::memory:", "sqlite://", "postgresql://", "postgres://")
 def _parsed(parse: Callable[..., T]) -> Callable[[click.Context, click.Parameter, Any], T]:
     def callback(ctx: click.Context, param: click.Parameter, value: Any) -> T:
         try:
-            return parse(str(value), flag=f"--{param.name.replace('_', '-')}")  # type: ignore[union-attr]
+            return parse(str(value), flag=f"--{(param.name or '').replace('_', '-')}")
         except ConfigError as exc:
             raise click.BadParameter(str(exc)) from None
 
@@ -58,7 +58,9 @@ def _configure_logging(verbosity: int) -> None:
     from dovecote.observability import configure_logging
 
     level = (logging.WARNING, logging.INFO, logging.DEBUG)[min(verbosity, 2)]
-    logging.basicConfig(stream=sys.stderr, level=level, format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        stream=sys.stderr, level=level, format="%(levelname)s %(name)s: %(message)s"
+    )
     configure_logging(level)
 
 

@@ -110,7 +110,14 @@ def parse_duration(text: str, *, flag: str) -> float | None:
 
 _SIZE = re.compile(r"^(\d+)\s*(b|kib|kb|mib|mb|gib|gb)?$")
 _SIZE_UNITS = {
-    None: 1, "b": 1, "kb": 1000, "kib": 1024, "mb": 10**6, "mib": 2**20, "gb": 10**9, "gib": 2**30
+    None: 1,
+    "b": 1,
+    "kb": 1000,
+    "kib": 1024,
+    "mb": 10**6,
+    "mib": 2**20,
+    "gb": 10**9,
+    "gib": 2**30,
 }
 
 

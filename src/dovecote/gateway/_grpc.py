@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import hmac
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import aclosing
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import grpc
 from grpc_reflection.v1alpha import reflection
@@ -53,7 +53,7 @@ _DEFAULT_LIMIT = 100
 
 R = TypeVar("R")
 Unary = Callable[["_Servicer", Any, grpc.aio.ServicerContext[Any, Any]], Awaitable[Any]]
-Streaming = Callable[["_Servicer", Any, grpc.aio.ServicerContext[Any, Any]], AsyncIterator[Any]]
+Streaming = Callable[["_Servicer", Any, grpc.aio.ServicerContext[Any, Any]], AsyncGenerator[Any]]
 
 
 def _fail(exc: StoreError | GatewayError) -> tuple[grpc.StatusCode, str]:
@@ -64,7 +64,9 @@ def _rpc(method: Unary) -> Unary:
     """Auth, then the method; a typed error becomes its gRPC status."""
     name = method.__name__
 
-    async def call(self: _Servicer, request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+    async def call(
+        self: _Servicer, request: Any, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> Any:
         try:
             self.authorize(context)
             reply = await method(self, request, context)
@@ -85,7 +87,7 @@ def _streaming_rpc(method: Streaming) -> Streaming:
 
     async def call(
         self: _Servicer, request: Any, context: grpc.aio.ServicerContext[Any, Any]
-    ) -> AsyncIterator[Any]:
+    ) -> AsyncGenerator[Any]:
         task = asyncio.current_task()
         if task is not None:  # so a shutdown can end a stream that waits for sends
             self.streams.add(task)
@@ -99,7 +101,8 @@ def _streaming_rpc(method: Streaming) -> Streaming:
             self.metrics.count("grpc", name, code.name)
             await context.abort(code, text)
         finally:
-            self.streams.discard(task)  # type: ignore[arg-type]
+            if task is not None:
+                self.streams.discard(task)
         self.metrics.count("grpc", name, "OK")
 
     call.__name__ = name
@@ -182,7 +185,9 @@ class _Servicer:
 
     @_rpc
     async def GetMailbox(self, r: Any, context: Any) -> Any:
-        return self.pb.GetMailboxResponse(mailbox=self.mailbox(await self.store.get_mailbox(r.agent_id)))
+        return self.pb.GetMailboxResponse(
+            mailbox=self.mailbox(await self.store.get_mailbox(r.agent_id))
+        )
 
     @_rpc
     async def SendMessage(self, r: Any, context: Any) -> Any:
@@ -252,7 +257,9 @@ class _Servicer:
 
     @_rpc
     async def ListMailboxes(self, r: Any, context: Any) -> Any:
-        page = await self.store.list_mailboxes(limit=r.limit or _DEFAULT_LIMIT, after=r.after or None)
+        page = await self.store.list_mailboxes(
+            limit=r.limit or _DEFAULT_LIMIT, after=r.after or None
+        )
         return self.pb.ListMailboxesResponse(mailboxes=[self.mailbox(m) for m in page])
 
     @_rpc
@@ -271,12 +278,12 @@ class _Servicer:
         return self.pb.PurgeDeadLettersResponse(deleted_count=count)
 
     @_streaming_rpc
-    async def StreamClaim(self, r: Any, context: Any) -> AsyncIterator[Any]:
+    async def StreamClaim(self, r: Any, context: Any) -> AsyncGenerator[Any]:
         stream = self.store.claim_stream(
             r.agent_id, claimer=r.claimer_id, lease_duration_ms=r.lease_duration_ms or None,
             max_messages=r.max_messages or None,
         )  # fmt: skip
-        async with aclosing(stream) as claims:  # type: ignore[type-var]
+        async with aclosing(cast(AsyncGenerator[Claim], stream)) as claims:
             async for claim in claims:
                 yield self.claim(claim)
 
@@ -290,7 +297,8 @@ class GrpcServer:
 
     def add_port(self, address: str) -> int:
         """Listen on ``HOST:PORT`` (insecure); returns the bound port (useful with port 0)."""
-        return self.server.add_insecure_port(address)
+        port: int = self.server.add_insecure_port(address)
+        return port
 
     async def start(self) -> None:
         """Start serving."""

@@ -28,9 +28,6 @@ from dovecote.durable._model import (
     DEAD_LETTER_REASONS,
     ORDERING_MODES,
     RELEASE_KINDS,
-    DeadLetterReason,
-    OrderingMode,
-    ReleaseKind,
 )
 from dovecote.gateway._errors import (
     GatewayError,
@@ -120,9 +117,7 @@ _REASON = QueryParam(
 class _Api:
     """The handlers; each is one store call between a decoded request and an encoded reply."""
 
-    def __init__(
-        self, store: MailboxStore, metrics: GatewayMetrics, max_body_bytes: int
-    ) -> None:
+    def __init__(self, store: MailboxStore, metrics: GatewayMetrics, max_body_bytes: int) -> None:
         self.store = store
         self.metrics = metrics
         self.max_body_bytes = max_body_bytes
@@ -390,7 +385,7 @@ def _choice(value: str, allowed: tuple[_T, ...], what: str) -> _T:
         raise InvalidRequestError(
             f"bad request: unknown {what}: {value!r} (expected one of {', '.join(allowed)})"
         )
-    return cast(_T, value)
+    return value
 
 
 def _error_body(exc: StoreError | GatewayError, status: int | None = None) -> Response:

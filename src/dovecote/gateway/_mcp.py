@@ -14,8 +14,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import unquote
 
-import msgspec
 import mcp_types as types
+import msgspec
 from mcp.server import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError

@@ -25,5 +25,5 @@ def load() -> tuple[Any, Any]:
 
     protos: ModuleType
     services: ModuleType
-    protos, services = grpc.protos_and_services(PROTO_FILE)  # type: ignore[no-untyped-call]
+    protos, services = grpc.protos_and_services(PROTO_FILE)
     return protos, services
