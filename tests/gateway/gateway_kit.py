@@ -40,6 +40,15 @@ class Broker:
         self.proc = proc
         self.listening = listening
         self.stderr_lines: list[str] = []
+        self._logged = threading.Condition()
+
+    def wait_for_line(self, text: str, timeout: float = 10.0) -> None:
+        """Block until the server wrote a stderr line containing ``text`` (woken per line)."""
+        with self._logged:
+            if not self._logged.wait_for(
+                lambda: any(text in line for line in self.stderr_lines), timeout
+            ):
+                raise TimeoutError(f"dovecote serve never logged {text!r}")
 
     @property
     def http(self) -> str:
@@ -108,7 +117,9 @@ def _pump(proc: subprocess.Popen[bytes], lines: queue.Queue[str | None], broker:
     assert proc.stderr is not None
     for raw in proc.stderr:
         line = raw.decode(errors="replace")
-        broker.stderr_lines.append(line)
+        with broker._logged:
+            broker.stderr_lines.append(line)
+            broker._logged.notify_all()
         lines.put(line)
     lines.put(None)
 
