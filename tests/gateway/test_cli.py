@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import signal
 import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import httpx
@@ -94,3 +96,13 @@ async def test_status_prints_mailboxes_and_counts_as_a_table(tmp_path: Path) -> 
     assert lines[1].split() == ["alpha", "priority", "7", "1", "1", "0", "0"]
     assert lines[2].split() == ["bravo", "fifo", "10000", "1", "0", "0", "0"]
     assert lines[3] == "2 mailboxes"
+
+
+def test_importing_the_package_pulls_in_no_front_end_library() -> None:
+    code = (
+        "import sys, dovecote, dovecote.durable, dovecote.gateway\n"
+        "heavy = {'starlette', 'uvicorn', 'grpc', 'mcp', 'click'} & set(sys.modules)\n"
+        "print(sorted(heavy))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

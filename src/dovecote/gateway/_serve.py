@@ -30,7 +30,9 @@ def _announce(text: str) -> None:
 
 def _bind(address: Address) -> socket.socket:
     family = socket.AF_INET6 if ":" in address.host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # proto must say TCP: asyncio only sets TCP_NODELAY on sockets whose proto is
+    # IPPROTO_TCP, and without it every keep-alive response waits ~40 ms on delayed ACKs
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((address.host, address.port))
     sock.listen(2048)
