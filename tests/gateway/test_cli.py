@@ -106,3 +106,21 @@ def test_importing_the_package_pulls_in_no_front_end_library() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_sigterm_ends_an_mcp_server_whose_client_keeps_stdin_open(tmp_path: Path) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "dovecote", "serve", "--db", sqlite_url(tmp_path / "m.db"),
+         "--http", "off", "--grpc", "off", "--mcp", "stdio"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    assert proc.stderr is not None
+    for line in proc.stderr:
+        if line.strip() == b"dovecote: ready":
+            break
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=20) == 0
+    assert proc.stdout is not None
+    assert proc.stdout.read() == b""  # nothing but protocol (none was asked for) on stdout
+    assert proc.stdin is not None
+    proc.stdin.close()

@@ -10,8 +10,10 @@ but the protocol: logs go to stderr.
 
 from __future__ import annotations
 
+import asyncio
+import os
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import unquote
 
 import mcp_types as types
@@ -50,6 +52,10 @@ _ERROR_CODES = {
 }
 _TEMPLATE = "mailbox://{agent_id}/pending"
 _ENCODER = msgspec.json.Encoder()
+_MAX_LINE = 64 * 1024 * 1024  # one JSON-RPC message per line; payloads are base64 in it
+
+if TYPE_CHECKING:
+    import anyio
 
 
 class SendMessage(msgspec.Struct, forbid_unknown_fields=True):
@@ -335,7 +341,51 @@ def create_mcp_server(store: MailboxStore, *, metrics: GatewayMetrics | None = N
     )
 
 
+class _PipeLines:
+    """stdin as async text lines, read by the event loop (so a shutdown can cancel it).
+
+    The SDK's default reads stdin in a worker thread, which a cancelled server waits on
+    until the client writes or closes the pipe; SIGTERM must not depend on the client.
+    """
+
+    def __init__(self, reader: asyncio.StreamReader) -> None:
+        self.reader = reader
+
+    def __aiter__(self) -> _PipeLines:
+        return self
+
+    async def __anext__(self) -> str:
+        line = await self.reader.readline()
+        if not line:
+            raise StopAsyncIteration
+        return line.decode("utf-8", errors="replace")
+
+
+async def _stdin_lines() -> tuple[_PipeLines, asyncio.BaseTransport] | None:
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=_MAX_LINE)
+    pipe = os.fdopen(os.dup(0), "rb", buffering=0)
+    try:
+        transport, _ = await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(reader), pipe
+        )
+    except (ValueError, OSError):  # not a pipe (a file, a tty): the SDK's reader will do
+        pipe.close()
+        return None
+    return _PipeLines(reader), transport
+
+
 async def serve_mcp_stdio(server: Server[Any]) -> None:
-    """Serve ``server`` over this process's stdin/stdout until the client closes stdin."""
-    async with stdio_server() as (read, write):
-        await server.run(read, write, server.create_initialization_options())
+    """Serve ``server`` over this process's stdin/stdout until the client closes stdin.
+
+    While it serves, stray writes to fd 1 are diverted to stderr by the SDK, so nothing but
+    the protocol reaches stdout.
+    """
+    lines = await _stdin_lines()
+    try:
+        stdin = cast("anyio.AsyncFile[str] | None", None if lines is None else lines[0])
+        async with stdio_server(stdin=stdin) as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+    finally:
+        if lines is not None:
+            lines[1].close()
