@@ -21,7 +21,6 @@ from grpc_reflection.v1alpha import reflection
 from dovecote.durable import (
     Claim,
     DeadLetterRecord,
-    InvalidRequestError,
     MailboxConfig,
     MailboxStore,
     StoredMessage,
@@ -36,6 +35,7 @@ from dovecote.durable._model import (
 from dovecote.gateway._errors import GatewayError, UnauthorizedError
 from dovecote.gateway._metrics import GatewayMetrics
 from dovecote.gateway._proto import SERVICE_NAME, load
+from dovecote.gateway._wire import choice
 
 __all__ = ["GrpcServer", "create_grpc_server"]
 
@@ -109,12 +109,6 @@ def _streaming_rpc(method: Streaming) -> Streaming:
     return call
 
 
-def _choice(value: str, allowed: tuple[str, ...], what: str) -> Any:
-    if value not in allowed:
-        raise InvalidRequestError(f"bad request: unknown {what}: {value!r}")
-    return value
-
-
 class _Servicer:
     """The rpcs; ``pb`` is the generated messages module."""
 
@@ -179,7 +173,7 @@ class _Servicer:
             if getattr(r, k)
         }  # fmt: skip
         if r.ordering_mode:
-            options["ordering_mode"] = _choice(r.ordering_mode, ORDERING_MODES, "ordering_mode")
+            options["ordering_mode"] = choice(r.ordering_mode, ORDERING_MODES, "ordering_mode")
         config = await self.store.ensure_mailbox(r.agent_id, **options)
         return self.pb.EnsureMailboxResponse(mailbox=self.mailbox(config))
 
@@ -218,7 +212,7 @@ class _Servicer:
 
     @_rpc
     async def Release(self, r: Any, context: Any) -> Any:
-        kind = _choice(r.kind, RELEASE_KINDS, "kind")
+        kind = choice(r.kind, RELEASE_KINDS, "kind")
         await self.store.release(r.message_id, claimer=r.claimer_id, kind=kind, note=r.note or None)
         return self.pb.ReleaseResponse()
 
@@ -234,7 +228,7 @@ class _Servicer:
 
     @_rpc
     async def ListDeadLetters(self, r: Any, context: Any) -> Any:
-        reason = _choice(r.reason, DEAD_LETTER_REASONS, "reason") if r.reason else None
+        reason = choice(r.reason, DEAD_LETTER_REASONS, "reason") if r.reason else None
         records = await self.store.dead_letters(
             r.agent_id, reason=reason, limit=r.limit or _DEFAULT_LIMIT
         )

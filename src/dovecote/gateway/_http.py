@@ -23,7 +23,7 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from dovecote.durable import InvalidRequestError, MailboxStore, StoreError
+from dovecote.durable import MailboxStore, StoreError
 from dovecote.durable._model import (
     DEAD_LETTER_REASONS,
     ORDERING_MODES,
@@ -56,6 +56,7 @@ from dovecote.gateway._wire import (
     ReplayBody,
     SendBody,
     StatsJson,
+    choice,
     claim_json,
     dead_letter_json,
     decode_payload,
@@ -67,7 +68,6 @@ from dovecote.gateway._wire import (
 __all__ = ["Endpoint", "QueryParam", "create_http_app"]
 
 S = TypeVar("S", bound=msgspec.Struct)
-_T = TypeVar("_T", bound=str)
 _ENCODER = msgspec.json.Encoder()
 _JSON = "application/json"
 _UNPROTECTED = frozenset({"/healthz"})
@@ -137,7 +137,7 @@ class _Api:
         body = await self._body(request, EnsureBody)
         options = {k: v for k, v in msgspec.structs.asdict(body).items() if v is not None}
         if body.ordering_mode is not None:
-            options["ordering_mode"] = _choice(body.ordering_mode, ORDERING_MODES, "ordering_mode")
+            options["ordering_mode"] = choice(body.ordering_mode, ORDERING_MODES, "ordering_mode")
         return _json(mailbox_json(await self.store.ensure_mailbox(_path(request), **options)))
 
     async def get_mailbox(self, request: Request) -> Response:
@@ -197,7 +197,7 @@ class _Api:
         b = await self._body(request, ReleaseBody)
         await self.store.release(
             _path(request, "message_id"), claimer=b.claimer_id,
-            kind=_choice(b.kind, RELEASE_KINDS, "kind"), note=b.note, lease_token=b.lease_token,
+            kind=choice(b.kind, RELEASE_KINDS, "kind"), note=b.note, lease_token=b.lease_token,
         )  # fmt: skip
         return Response(status_code=204)
 
@@ -210,7 +210,7 @@ class _Api:
         reason = request.query_params.get("reason")
         records = await self.store.dead_letters(
             _path(request),
-            reason=None if reason is None else _choice(reason, DEAD_LETTER_REASONS, "reason"),
+            reason=None if reason is None else choice(reason, DEAD_LETTER_REASONS, "reason"),
             limit=_query_int(request, "limit", 100),
         )
         return _json([dead_letter_json(d) for d in records])
@@ -378,14 +378,6 @@ def _query_int(request: Request, name: str, default: int) -> int:
     if not text.isdigit() or int(text) > 2**32 - 1:
         raise MalformedBodyError(f"bad request: invalid query string: {name}={text!r}")
     return int(text)
-
-
-def _choice(value: str, allowed: tuple[_T, ...], what: str) -> _T:
-    if value not in allowed:
-        raise InvalidRequestError(
-            f"bad request: unknown {what}: {value!r} (expected one of {', '.join(allowed)})"
-        )
-    return value
 
 
 def _error_body(exc: StoreError | GatewayError, status: int | None = None) -> Response:

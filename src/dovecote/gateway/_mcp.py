@@ -31,6 +31,7 @@ from dovecote.gateway._wire import (
     I64,
     U32,
     U64,
+    choice,
     claim_json,
     dead_letter_json,
     decode_payload,
@@ -152,12 +153,6 @@ class PurgeDeadLetters(msgspec.Struct, forbid_unknown_fields=True):
     before_ms: I64
 
 
-def _choice(value: str, allowed: tuple[str, ...], what: str) -> Any:
-    if value not in allowed:
-        raise InvalidRequestError(f"bad request: unknown {what}: {value!r}")
-    return value
-
-
 class _Tools:
     """One method per tool, each a single store call; returns the JSON-able result."""
 
@@ -196,14 +191,14 @@ class _Tools:
         return {"committed": True, "message_id": a.message_id}
 
     async def release_message(self, a: ReleaseMessage) -> Any:
-        kind = _choice(a.failure_kind, RELEASE_KINDS, "failure_kind")
+        kind = choice(a.failure_kind, RELEASE_KINDS, "failure_kind")
         await self.store.release(
             a.message_id, claimer=a.claimer_id, kind=kind, note=a.note, lease_token=a.lease_token
         )
         return {"released": True, "message_id": a.message_id, "failure_kind": kind}
 
     async def list_dead_letters(self, a: ListDeadLetters) -> Any:
-        reason = None if a.filter is None else _choice(a.filter, DEAD_LETTER_REASONS, "filter")
+        reason = None if a.filter is None else choice(a.filter, DEAD_LETTER_REASONS, "filter")
         records = await self.store.dead_letters(a.mailbox_id, reason=reason, limit=a.limit)
         return {"dead_letters": [dead_letter_json(d) for d in records]}
 

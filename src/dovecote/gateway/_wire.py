@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-from typing import Annotated, Literal
+from typing import Annotated, Literal, TypeVar
 
 import msgspec
 
@@ -44,6 +44,7 @@ __all__ = [
     "ReplayBody",
     "SendBody",
     "StatsJson",
+    "choice",
     "claim_json",
     "dead_letter_json",
     "decode_payload",
@@ -51,6 +52,8 @@ __all__ = [
     "message_json",
     "stats_json",
 ]
+
+_T = TypeVar("_T", bound=str)
 
 # Integer ranges of the wire (upstream's u32 / u64 / i32 / i64). u64 fields stop at 2**62 so
 # "now + delay" and the like still fit the databases' signed 64-bit integers.
@@ -79,7 +82,7 @@ class EnsureBody(msgspec.Struct, omit_defaults=True):
     dlq_retention_ms: U64 | None = None
 
 
-class SendBody(msgspec.Struct):
+class SendBody(msgspec.Struct, kw_only=True):
     """POST /v1/mailboxes/{agent_id}/send."""
 
     from_: str = msgspec.field(name="from")
@@ -90,16 +93,10 @@ class SendBody(msgspec.Struct):
     ttl_ms: U64 | None = None
 
 
-class FanoutBody(msgspec.Struct):
+class FanoutBody(SendBody, kw_only=True):
     """POST /v1/fanout: one message to every target, all or nothing."""
 
     targets: list[str]
-    from_: str = msgspec.field(name="from")
-    payload_base64: str
-    headers: dict[str, str] | None = None
-    priority: I32 = 0
-    delay_ms: U64 = 0
-    ttl_ms: U64 | None = None
 
 
 class ClaimBody(msgspec.Struct):
@@ -251,6 +248,16 @@ class ErrorJson(msgspec.Struct):
 
 
 # --- conversions ----------------------------------------------------------------------
+
+
+def choice(value: str, allowed: tuple[_T, ...], what: str) -> _T:
+    """``value`` if it is one of ``allowed``, else a 400 ``bad_request`` naming them."""
+    for option in allowed:
+        if value == option:
+            return option
+    raise InvalidRequestError(
+        f"bad request: unknown {what}: {value!r} (expected one of {', '.join(allowed)})"
+    )
 
 
 def decode_payload(text: str) -> bytes:
