@@ -30,6 +30,10 @@ class Workload:
     full: int
     quick: int
     dovecote_only: bool = False
+    #: the runtime every ratio of this workload is divided by
+    yardstick: str = "handwritten"
+    #: the runtimes that run it (None: every actor runtime)
+    runtimes: tuple[str, ...] | None = None
     #: warm-up size as a fraction of the measured size
     warmup: float = 0.1
 
@@ -138,6 +142,10 @@ WORKLOADS: dict[str, Workload] = {
     )
 }
 
+from ._plan_store import STORE_RUNTIME_INFO, STORE_RUNTIMES, STORE_TARGETS, STORE_WORKLOADS  # noqa: E402
+
+WORKLOADS.update({w.name: w for w in STORE_WORKLOADS})
+
 #: every runtime, in table order; the first baseline is the yardstick
 RUNTIMES: tuple[str, ...] = (
     "dovecote",
@@ -148,8 +156,11 @@ RUNTIMES: tuple[str, ...] = (
     "thespian_simple",
     "thespian_mp",
     "xoscar",
+    *STORE_RUNTIMES,
 )
 YARDSTICK = "handwritten"
+#: runtimes that run only the workloads that name them (store yardsticks)
+NON_ACTOR_RUNTIMES = frozenset(STORE_RUNTIMES)
 
 
 @dataclass(frozen=True)
@@ -185,6 +196,8 @@ RUNTIME_INFO: dict[str, RuntimeInfo] = {
         off_loop="processes",
     ),
     "xoscar": RuntimeInfo("xoscar actor pool in-process (n_process=0)"),
+    **{name: RuntimeInfo(about, loop_bound=False, off_loop=off)
+       for name, (about, off) in STORE_RUNTIME_INFO.items()},
 }
 LOOPS: tuple[str, ...] = ("asyncio", "uvloop")
 
@@ -231,6 +244,7 @@ TARGETS: tuple[Target, ...] = (
     Target("spawn", "stop_us", "ratio<=", 3.0),
     Target("bounded", "msgs_per_s", "ratio>=", 0.4),
     Target("priority", "msgs_per_s", "ratio>=", 0.4),
+    *(Target(*t) for t in STORE_TARGETS),
 )
 
 

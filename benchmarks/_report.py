@@ -70,7 +70,7 @@ def baseline_cell(cell: Cell, workload: str) -> Cell:
     """The yardstick cell a figure is divided by (same loop for loop-bound runtimes)."""
     info = RUNTIME_INFO.get(cell.runtime)
     loop = cell.loop if info is None or info.loop_bound else "asyncio"
-    return Cell(YARDSTICK, workload, loop)
+    return Cell(WORKLOADS[workload].yardstick, workload, loop)
 
 
 def ratio(outcomes: dict[Cell, Outcome], cell: Cell, key: str) -> float | None:
@@ -149,7 +149,8 @@ def _workload_table(outcomes: dict[Cell, Outcome], workload: str) -> list[str]:
     for m in spec.metrics:
         base = m.baseline or (workload, m.key)
         ref = "" if base == (workload, m.key) else f" ({base[0]})"
-        head += [f"{m.unit} median (min{EN_DASH}max)", f"{TIMES} hand-written{ref}"]
+        against = "hand-written" if spec.yardstick == YARDSTICK else spec.yardstick
+        head += [f"{m.unit} median (min{EN_DASH}max)", f"{TIMES} {against}{ref}"]
     out = [
         f"### {spec.title}",
         "",

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ._plan import RUNTIME_INFO, RUNTIMES, WORKLOADS, YARDSTICK
+from ._plan import NON_ACTOR_RUNTIMES, RUNTIME_INFO, RUNTIMES, WORKLOADS, YARDSTICK
 
 ROOT = Path(__file__).resolve().parent.parent
 _FINAL = frozenset({"unavailable", "unsupported"})
@@ -73,8 +73,8 @@ def plan(runtimes: list[str], workloads: list[str], loops: list[str]) -> list[li
     The yardstick is always part of the plan, and a dovecote-only workload also brings in
     the yardstick's tell cell on the same loop (its ratios are taken against that).
     """
-    if YARDSTICK not in runtimes:
-        runtimes = [YARDSTICK, *runtimes]
+    yardsticks = [YARDSTICK, *(WORKLOADS[w].yardstick for w in workloads)]
+    runtimes = [*dict.fromkeys(r for r in yardsticks if r not in runtimes), *runtimes]
     runtimes = [r for r in RUNTIMES if r in runtimes] + [r for r in runtimes if r not in RUNTIMES]
     wanted = list(workloads)
     if any(WORKLOADS[w].dovecote_only for w in wanted) and "tell" not in wanted:
@@ -86,6 +86,10 @@ def plan(runtimes: list[str], workloads: list[str], loops: list[str]) -> list[li
             group: list[Cell] = []
             for runtime in runtimes:
                 info = RUNTIME_INFO.get(runtime)
+                if spec.runtimes is not None and runtime not in spec.runtimes:
+                    continue
+                if spec.runtimes is None and runtime in NON_ACTOR_RUNTIMES:
+                    continue
                 if spec.dovecote_only and runtime != "dovecote":
                     # only the yardstick's tell is needed, and it is planned under "tell"
                     continue
@@ -96,7 +100,7 @@ def plan(runtimes: list[str], workloads: list[str], loops: list[str]) -> list[li
                         continue
                 group.append(Cell(runtime, workload, loop))
             if workload not in workloads and group:
-                group = [c for c in group if c.runtime == YARDSTICK]
+                group = [c for c in group if c.runtime == spec.yardstick]
             if group:
                 groups.append(group)
     return groups

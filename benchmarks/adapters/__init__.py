@@ -18,6 +18,7 @@ ADAPTERS: dict[str, str] = {
     "thespian_simple": "thespian:SimpleThespianRuntime",
     "thespian_mp": "thespian:MultiprocThespianRuntime",
     "xoscar": "xoscar:XoscarRuntime",
+    "sqlite3": "sqlite_plain:PlainSqliteRuntime",
 }
 
 

@@ -16,6 +16,7 @@ from .._measure import perf_counter, time_asks, time_fanout, time_spawn_and_stop
 from .._plan import GROUP
 from ._base import BaseRuntime, Metrics
 from ._local import Latch, settle, wait_all_dead
+from .dovecote_store import DovecoteStoreWorkloads
 
 OPEN: Any = object()
 #: a letter address that is not an actor: post + fetch go through the MemoryProvider queue
@@ -91,7 +92,7 @@ def _priority(message: Any) -> int:
     return message & 3 if type(message) is int else 9
 
 
-class DovecoteRuntime(BaseRuntime):
+class DovecoteRuntime(DovecoteStoreWorkloads, BaseRuntime):
     name = "dovecote"
     system: Any = None
 

@@ -5,95 +5,101 @@ store unchanged. Every backend counts the same events: a fanout counts one send 
 target, an empty claim counts nothing, a TTL expiry counts in ``expired_total`` and in
 ``dead_lettered_total{reason="expired"}``, a manual ``sweep()`` counts in
 ``leases_swept_total``.
+
+The counts live in plain dicts (a send adds one to an int: no lock, no child lookup) and
+a custom collector turns them into Prometheus counter families when the registry is
+scraped. Only the event loop's thread counts; a scrape from another thread copies a
+dict, which the GIL makes atomic.
 """
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter
+from collections.abc import Iterator
+
+from prometheus_client import CollectorRegistry
+from prometheus_client.core import CounterMetricFamily
+from prometheus_client.registry import Collector
 
 __all__ = ["StoreMetrics"]
+
+_SENT = "postbox_messages_sent"
+_CLAIMED = "postbox_messages_claimed"
+_COMMITTED = "postbox_messages_committed"
+_RELEASED = "postbox_messages_released"
+_DEAD = "postbox_messages_dead_lettered"
+_EXPIRED = "postbox_messages_expired"
+_SWEPT = "postbox_leases_swept"
+
+#: name -> (help, label names)
+_FAMILIES: dict[str, tuple[str, tuple[str, ...]]] = {
+    _SENT: ("Messages sent (fanout counts each target).", ("mailbox_id",)),
+    _CLAIMED: ("Claims that returned a message.", ("mailbox_id",)),
+    _COMMITTED: ("Messages committed.", ("mailbox_id",)),
+    _RELEASED: ("Releases, by kind (transient, permanent).", ("mailbox_id", "kind")),
+    _DEAD: ("Messages moved to the dead-letter queue.", ("mailbox_id", "reason")),
+    _EXPIRED: ("Pending messages whose TTL expired.", ("mailbox_id",)),
+    _SWEPT: ("Expired leases returned to pending by a sweep.", ()),
+}
+
+
+class _Collector(Collector):
+    def __init__(self, counts: dict[str, dict[tuple[str, ...], float]]) -> None:
+        self._counts = counts
+
+    def collect(self) -> Iterator[CounterMetricFamily]:
+        for name, (text, labels) in _FAMILIES.items():
+            family = CounterMetricFamily(name, text, labels=list(labels))
+            for key, value in list(self._counts[name].items()):
+                family.add_metric(list(key), value)
+            yield family
 
 
 class StoreMetrics:
     """The counters of one store; ``registry`` is what ``store.metrics`` returns."""
 
-    __slots__ = (
-        "_children",
-        "claimed",
-        "committed",
-        "dead_lettered",
-        "expired",
-        "leases_swept",
-        "registry",
-        "released",
-        "sent",
-    )
+    __slots__ = ("_claimed", "_committed", "_counts", "_sent", "registry")
 
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
         self.registry = registry if registry is not None else CollectorRegistry(auto_describe=True)
-        r = self.registry
-        self.sent = Counter(
-            "postbox_messages_sent_total", "Messages sent (fanout counts each target).",
-            ["mailbox_id"], registry=r,
-        )
-        self.claimed = Counter(
-            "postbox_messages_claimed_total", "Claims that returned a message.",
-            ["mailbox_id"], registry=r,
-        )
-        self.committed = Counter(
-            "postbox_messages_committed_total", "Messages committed.", ["mailbox_id"], registry=r,
-        )
-        self.released = Counter(
-            "postbox_messages_released_total", "Releases, by kind (transient, permanent).",
-            ["mailbox_id", "kind"], registry=r,
-        )
-        self.dead_lettered = Counter(
-            "postbox_messages_dead_lettered_total", "Messages moved to the dead-letter queue.",
-            ["mailbox_id", "reason"], registry=r,
-        )
-        self.expired = Counter(
-            "postbox_messages_expired_total", "Pending messages whose TTL expired.",
-            ["mailbox_id"], registry=r,
-        )
-        self.leases_swept = Counter(
-            "postbox_leases_swept_total", "Expired leases returned to pending by a sweep.",
-            registry=r,
-        )
-        # labelled children cached per label tuple: .labels() costs more than .inc()
-        self._children: dict[tuple[object, ...], Counter] = {}
+        self._counts: dict[str, dict[tuple[str, ...], float]] = {name: {} for name in _FAMILIES}
+        self._counts[_SWEPT][()] = 0.0  # unlabelled: the series exists from the start
+        self._sent = self._counts[_SENT]
+        self._claimed = self._counts[_CLAIMED]
+        self._committed = self._counts[_COMMITTED]
+        self.registry.register(_Collector(self._counts))
 
-    def _child(self, counter: Counter, *labels: str) -> Counter:
-        key = (id(counter), *labels)
-        child = self._children.get(key)
-        if child is None:
-            child = self._children[key] = counter.labels(*labels)
-        return child
+    def _add(self, name: str, key: tuple[str, ...], n: float = 1) -> None:
+        series = self._counts[name]
+        series[key] = series.get(key, 0) + n
 
     def count_sent(self, mailbox_id: str, n: int = 1) -> None:
         """``n`` messages sent to ``mailbox_id``."""
-        self._child(self.sent, mailbox_id).inc(n)
+        key = (mailbox_id,)
+        self._sent[key] = self._sent.get(key, 0) + n
 
     def count_claimed(self, mailbox_id: str) -> None:
         """One claim returned a message."""
-        self._child(self.claimed, mailbox_id).inc()
+        key = (mailbox_id,)
+        self._claimed[key] = self._claimed.get(key, 0) + 1
 
     def count_committed(self, mailbox_id: str) -> None:
         """One message committed."""
-        self._child(self.committed, mailbox_id).inc()
+        key = (mailbox_id,)
+        self._committed[key] = self._committed.get(key, 0) + 1
 
     def count_released(self, mailbox_id: str, kind: str) -> None:
         """One release of ``kind`` (a permanent one is also counted as a dead letter)."""
-        self._child(self.released, mailbox_id, kind).inc()
+        self._add(_RELEASED, (mailbox_id, kind))
 
     def count_dead_lettered(self, mailbox_id: str, reason: str, n: int = 1) -> None:
         """``n`` messages dead-lettered for ``reason`` (an expiry also counts as expired)."""
-        self._child(self.dead_lettered, mailbox_id, reason).inc(n)
+        self._add(_DEAD, (mailbox_id, reason), n)
         if reason == "expired":
-            self._child(self.expired, mailbox_id).inc(n)
+            self._add(_EXPIRED, (mailbox_id,), n)
 
     def count_leases_swept(self, n: int) -> None:
-        """A sweep returned ``n`` expired leases to pending (zero makes the series appear)."""
-        self.leases_swept.inc(n)
+        """A sweep returned ``n`` expired leases to pending."""
+        self._add(_SWEPT, (), n)
 
     def value(self, name: str, **labels: str) -> float:
         """The current value of one series (0.0 when it was never emitted); for tests."""

@@ -80,6 +80,7 @@ from dovecote.durable._wakeup import MailboxSignals, now_ms, stream_claims
 __all__ = ["SqliteStore"]
 
 _DURABILITY: tuple[Durability, ...] = ("full", "normal")
+_I32_MIN, _I32_MAX = -(2**31), 2**31 - 1
 
 
 class SqliteStore:
@@ -219,8 +220,8 @@ class SqliteStore:
             message_id = new_ulid(now)
             rows.append((message_id, to, sender, data, text, priority, now, visible, expires))
             sent.append(StoredMessage(
-                message_id, to, sender, data, dict(fields), priority, now, visible, "pending", 0,
-                expires_at_ms=expires,
+                message_id, to, sender, data, fields if len(checked) == 1 else dict(fields),
+                priority, now, visible, "pending", 0, None, None, None, None, expires,
             ))
         return rows, sent, now
 
@@ -229,12 +230,27 @@ class SqliteStore:
         priority: int = 0, delay_ms: int = 0, ttl_ms: int | None = None,
     ) -> StoredMessage:
         """Queue one message (an unknown mailbox is created with the defaults)."""
-        rows, sent, now = self._rows([to], payload, sender, headers, priority, delay_ms, ttl_ms)
-        await self._engine.run(op_send, rows, now)
-        message = sent[0]
-        self._counters.count_sent(message.mailbox_id)
-        self._signals.notify(message.mailbox_id)
-        return message
+        # the common case (bytes, no headers, default numbers) skips the generic checks
+        to = check_agent_id(to, "mailbox id")
+        sender = check_agent_id(sender, "sender")
+        data = payload if type(payload) is bytes else check_payload(payload)
+        fields = {} if headers is None else check_headers(headers)
+        if type(priority) is not int or not _I32_MIN <= priority <= _I32_MAX:
+            priority = check_priority(priority)
+        if type(delay_ms) is not int or delay_ms != 0:
+            delay_ms = check_ms(delay_ms, "delay_ms")
+        ttl = None if ttl_ms is None else check_ms(ttl_ms, "ttl_ms")
+        now = now_ms(self._clock)
+        message_id = new_ulid(now)
+        visible = now + delay_ms
+        expires = None if ttl is None else now + ttl
+        row = (message_id, to, sender, data, encode_headers(fields), priority, now, visible,
+               expires)
+        await self._engine.run(op_send, [row], now)
+        self._counters.count_sent(to)
+        self._signals.notify(to)
+        return StoredMessage(message_id, to, sender, data, fields, priority, now, visible,
+                             "pending", 0, None, None, None, None, expires)
 
     async def fanout(
         self, targets: Iterable[str], payload: bytes, *, sender: str,

@@ -1,13 +1,22 @@
-"""The SQLite writer thread: one connection, one queue, group commit.
+"""The SQLite engine: one connection, group commit, the fsync off the event loop.
 
-Every operation is a plain function ``op(txn, *args)`` run on the thread that owns the
-connection. The thread takes everything queued since its last turn and runs it in ONE
-transaction (``BEGIN IMMEDIATE`` ... ``COMMIT``), each operation inside its own
-savepoint, so a failing operation (a full mailbox) undoes only itself; then it hands all
-the results back to the event loop in one ``call_soon_threadsafe``. Many concurrent
-senders therefore share one fsync and one thread hop, and a lone caller pays one hop
-each way (stdlib ``sqlite3``, no per-call executor). Results reach the caller only after
-the transaction committed, so an acknowledged send is on disk.
+Every operation is a plain function ``op(txn, *args)``. Operations queued in one turn of
+the event loop run together in ONE transaction, executed on the loop thread (stdlib
+``sqlite3``, no executor hop per call: statements against the page cache take
+microseconds). The ``COMMIT`` of a ``durability="full"`` transaction, whose fsync takes
+milliseconds, runs on a helper thread while the loop goes on and the next batch queues
+up; a ``"normal"`` or in-memory commit (no fsync) runs inline. Results are handed out
+only after the commit, so an acknowledged send is on disk.
+
+Contract for operations: an op that raises a ``StoreError`` has written nothing (it
+checks before it writes, or wraps its writes in :meth:`Txn.atomic`); any other
+exception rolls the whole batch back and fails every op in it with ``StorageError``.
+An op may carry ``op.many(txn, [args, ...]) -> [(ok, value), ...]``: a run of calls of
+that op in one batch is then handed over at once, to share statements.
+
+Several processes can share the file: ``BEGIN IMMEDIATE`` takes the write lock, so a
+claim is atomic. When another process holds the lock, the batch moves to the helper
+thread, which waits up to ``busy_timeout`` without blocking the loop.
 """
 
 from __future__ import annotations
@@ -17,7 +26,7 @@ import contextlib
 import queue
 import sqlite3
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, Literal, TypeVar
 
 from dovecote.durable._errors import StorageError, StoreError
@@ -30,7 +39,8 @@ T = TypeVar("T")
 Durability = Literal["full", "normal"]
 #: the most operations one transaction takes (bounds the latency of a batch)
 MAX_BATCH = 1024
-_STOP = object()
+_Item = tuple[Callable[..., Any], tuple[Any, ...], "asyncio.Future[Any]", bool]
+_Result = tuple["asyncio.Future[Any]", bool, Any]
 
 
 class Txn:
@@ -77,11 +87,22 @@ class Txn:
         self._fresh.append(config)
         return config
 
-    def _mark(self) -> int:
-        return len(self._fresh)
+    @contextlib.contextmanager
+    def atomic(self) -> Iterator[None]:
+        """A savepoint: a ``StoreError`` inside undoes every write made inside."""
+        mark = len(self._fresh)
+        self.conn.execute("SAVEPOINT op")
+        try:
+            yield
+        except StoreError:
+            self.conn.execute("ROLLBACK TO op")
+            self.conn.execute("RELEASE op")
+            del self._fresh[mark:]
+            raise
+        self.conn.execute("RELEASE op")
 
-    def _undo(self, mark: int) -> None:
-        del self._fresh[mark:]
+    def _rolled_back(self) -> None:
+        self._fresh.clear()
 
     def _committed(self) -> None:
         for config in self._fresh:
@@ -90,144 +111,235 @@ class Txn:
 
 
 class SqliteEngine:
-    """Owns the connection and its thread; :meth:`run` queues an operation."""
+    """Owns the connection; :meth:`run` queues an operation for the next batch."""
 
     def __init__(self, path: str, *, durability: Durability = "full",
                  busy_timeout: float = 30.0) -> None:
         self.path = path
         self.durability = durability
         self._busy_timeout = busy_timeout
-        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
-        self._ready: asyncio.Future[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._txn: Txn | None = None
+        self._pending: list[_Item] = []
+        self._scheduled = False
+        self._in_flight = False  # a batch is committing (or waiting) on the helper thread
+        self._jobs: queue.SimpleQueue[Callable[[], None] | None] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
+        self._idle: asyncio.Event | None = None
         self._closed = False
+        #: the commit runs on the helper thread (it fsyncs); otherwise inline
+        self._offload_commit = durability == "full" and path != ":memory:"
         self.batches = 0  # transactions run (a batch is one transaction)
         self.operations = 0
 
     async def start(self) -> None:
-        """Start the thread, open the database and create the schema."""
-        loop = self._loop = asyncio.get_running_loop()
-        self._ready = loop.create_future()
-        self._thread = threading.Thread(
-            target=self._main, name=f"dovecote-sqlite:{self.path}", daemon=True
-        )
+        """Open the database (on the helper thread) and create the schema."""
+        self._loop = asyncio.get_running_loop()
+        self._idle = asyncio.Event()
+        self._thread = threading.Thread(target=self._worker, name=f"dovecote-sqlite:{self.path}",
+                                        daemon=True)
         self._thread.start()
-        await self._ready
+        future: asyncio.Future[sqlite3.Connection] = self._loop.create_future()
+        self._submit(self._connect, future)
+        try:
+            conn = await future
+        except Exception as error:
+            self._jobs.put(None)
+            raise StorageError(f"cannot open SQLite database {self.path!r}: {error}") from error
+        self._txn = Txn(conn)
 
     def run(self, op: Callable[..., T], *args: Any, write: bool = True) -> asyncio.Future[T]:
         """Queue ``op(txn, *args)``; the future resolves after its transaction committed."""
         if self._closed:
             raise StorageError("the store is closed")
-        assert self._loop is not None
-        future: asyncio.Future[T] = self._loop.create_future()
-        self._queue.put((op, args, future, write))
+        loop = self._loop
+        assert loop is not None
+        future: asyncio.Future[T] = loop.create_future()
+        self._pending.append((op, args, future, write))
+        if not self._scheduled and not self._in_flight:
+            self._scheduled = True
+            loop.call_soon(self._flush)
         return future
 
     async def close(self) -> None:
-        """Finish what is queued, close the connection and join the thread (idempotent)."""
-        if self._closed or self._thread is None:
-            self._closed = True
+        """Finish what is queued, close the connection, stop the thread (idempotent)."""
+        if self._closed:
             return
         self._closed = True
-        self._queue.put(_STOP)
-        thread = self._thread
-        await asyncio.get_running_loop().run_in_executor(None, thread.join)
+        assert self._idle is not None
+        while self._pending or self._in_flight or self._scheduled:
+            self._idle.clear()
+            await self._idle.wait()
+        if self._txn is not None:
+            self._txn.conn.close()
+        self._jobs.put(None)
+        if self._thread is not None:
+            await asyncio.get_running_loop().run_in_executor(None, self._thread.join)
 
-    # -- the thread ---------------------------------------------------------------------
+    # -- the helper thread ----------------------------------------------------------------
+
+    def _worker(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            job()
+
+    def _submit(self, fn: Callable[[], T], future: asyncio.Future[T]) -> None:
+        """Run ``fn`` on the helper thread and settle ``future`` on the loop with it."""
+        loop = self._loop
+        assert loop is not None
+
+        def job() -> None:
+            try:
+                value = fn()
+            except BaseException as error:  # handed to the loop, which raises it
+                with contextlib.suppress(RuntimeError):  # the loop is gone: nobody waits
+                    loop.call_soon_threadsafe(_settle, future, False, error)
+            else:
+                with contextlib.suppress(RuntimeError):
+                    loop.call_soon_threadsafe(_settle, future, True, value)
+
+        self._jobs.put(job)
 
     def _connect(self) -> sqlite3.Connection:
         conn = sqlite3.connect(self.path, timeout=self._busy_timeout, isolation_level=None,
                                check_same_thread=False, cached_statements=256)
-        if self.path != ":memory:":
-            conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute(f"PRAGMA synchronous={'FULL' if self.durability == 'full' else 'NORMAL'}")
-        conn.execute(f"PRAGMA busy_timeout={int(self._busy_timeout * 1000)}")
         try:
+            if self.path != ":memory:":
+                conn.execute("PRAGMA journal_mode=WAL")
+            level = "FULL" if self.durability == "full" else "NORMAL"
+            conn.execute(f"PRAGMA synchronous={level}")
             conn.executescript(f"BEGIN IMMEDIATE;\n{SCHEMA}\nCOMMIT;")
+            conn.execute("PRAGMA busy_timeout=0")  # inline BEGINs never wait; see _flush
         except BaseException:
-            _rollback(conn)
             conn.close()
             raise
         return conn
 
-    def _main(self) -> None:
-        assert self._loop is not None
-        assert self._ready is not None
-        try:
-            conn = self._connect()
-        except Exception as error:  # reported to start(); nothing else to clean up
-            failure = StorageError(f"cannot open SQLite database {self.path!r}: {error}")
-            self._loop.call_soon_threadsafe(_fail, self._ready, failure)
-            return
-        self._loop.call_soon_threadsafe(_succeed, self._ready, None)
-        txn = Txn(conn)
-        try:
-            while True:
-                first = self._queue.get()
-                if first is _STOP:
-                    return
-                batch = [first]
-                while len(batch) < MAX_BATCH:
-                    try:
-                        item = self._queue.get_nowait()
-                    except queue.Empty:
-                        break
-                    if item is _STOP:
-                        self._queue.put(_STOP)  # finish this batch, then stop
-                        break
-                    batch.append(item)
-                results = self._run_batch(txn, batch)
-                self._loop.call_soon_threadsafe(_resolve, results)
-        finally:
-            conn.close()
+    # -- batches ----------------------------------------------------------------------------
 
-    def _run_batch(self, txn: Txn, batch: list[Any]) -> list[tuple[Any, bool, Any]]:
-        conn = txn.conn
+    def _flush(self) -> None:
+        self._scheduled = False
+        if self._in_flight:
+            return
+        if not self._pending:
+            self._notify_idle()
+            return
+        txn = self._txn
+        assert txn is not None
+        batch = self._pending[:MAX_BATCH]
+        del self._pending[:MAX_BATCH]
         self.batches += 1
         self.operations += len(batch)
         writes = any(item[3] for item in batch)
-        single = len(batch) == 1
-        results: list[tuple[Any, bool, Any]] = []
         try:
-            conn.execute("BEGIN IMMEDIATE" if writes else "BEGIN")
+            txn.conn.execute("BEGIN IMMEDIATE" if writes else "BEGIN")
+        except sqlite3.OperationalError:
+            # another process holds the write lock: wait for it off the loop
+            self._offload(lambda: self._run_waiting(batch), batch)
+            return
         except sqlite3.Error as error:
-            begin_failure = StorageError(f"cannot begin a transaction: {error}")
-            return [(item[2], False, begin_failure) for item in batch]
-        for op, args, future, _write in batch:
-            mark = txn._mark()
-            try:
-                if not single:
-                    conn.execute("SAVEPOINT op")
-                value = op(txn, *args)
-                if not single:
-                    conn.execute("RELEASE op")
-            except Exception as error:
-                txn._undo(mark)
-                failure: StoreError = (
-                    error if isinstance(error, StoreError) else _storage_error(error)
-                )
-                if single:
-                    _rollback(conn)
-                    txn._undo(0)
-                    return [(future, False, failure)]
+            self._finish([(item[2], False, _storage_error(error)) for item in batch], None)
+            return
+        results = self._execute(batch)
+        if results is None or not writes or not self._offload_commit:
+            self._finish(self._commit(batch, results), None)
+            return
+        self._offload(lambda: self._commit(batch, results), batch)
+
+    def _offload(self, fn: Callable[[], list[_Result]], batch: list[_Item]) -> None:
+        assert self._loop is not None
+        self._in_flight = True
+        done: asyncio.Future[list[_Result]] = self._loop.create_future()
+        done.add_done_callback(lambda f: self._finish(f.result(), f))
+        self._submit(lambda: _never_raise(fn, batch), done)
+
+    def _run_waiting(self, batch: list[_Item]) -> list[_Result]:
+        """On the helper thread: wait for the write lock, then run the batch there."""
+        txn = self._txn
+        assert txn is not None
+        conn = txn.conn
+        conn.execute(f"PRAGMA busy_timeout={int(self._busy_timeout * 1000)}")
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        finally:
+            conn.execute("PRAGMA busy_timeout=0")
+        return self._commit(batch, self._execute(batch))
+
+    def _execute(self, batch: list[_Item]) -> list[_Result] | None:
+        """Run each op of an open transaction; ``None`` when the batch must roll back."""
+        txn = self._txn
+        assert txn is not None
+        results: list[_Result] = []
+        i, end = 0, len(batch)
+        try:
+            while i < end:
+                op, args, future, _write = batch[i]
+                many = getattr(op, "many", None)
+                if many is not None:
+                    # a run of the same op may share statements (op.many(txn, [args...]))
+                    j = i + 1
+                    while j < end and batch[j][0] is op:
+                        j += 1
+                    if j - i > 1:
+                        run = batch[i:j]
+                        outcomes = many(txn, [item[1] for item in run])
+                        results.extend(
+                            (item[2], ok, value) for item, (ok, value) in zip(run, outcomes,
+                                                                              strict=True)
+                        )
+                        i = j
+                        continue
                 try:
-                    conn.execute("ROLLBACK TO op")
-                    conn.execute("RELEASE op")
-                except sqlite3.Error:
-                    pass  # a failed savepoint rollback leaves only the batch rollback below
-                results.append((future, False, failure))
-            else:
-                results.append((future, True, value))
-        try:
-            conn.execute("COMMIT")
-        except sqlite3.Error as error:
-            _rollback(conn)
-            txn._undo(0)
-            commit_failure = StorageError(f"commit failed: {error}")
-            return [(future, False, commit_failure) for future, _ok, _value in results]
-        txn._committed()
+                    results.append((future, True, op(txn, *args)))
+                except StoreError as error:  # the op wrote nothing (its contract)
+                    results.append((future, False, error))
+                i += 1
+        except Exception as error:
+            self._failure = _storage_error(error)
+            return None
         return results
+
+    def _commit(self, batch: list[_Item], results: list[_Result] | None) -> list[_Result]:
+        """COMMIT (or roll back a failed batch); the results to hand out."""
+        txn = self._txn
+        assert txn is not None
+        if results is not None:
+            try:
+                txn.conn.execute("COMMIT")
+            except sqlite3.Error as error:
+                self._failure = StorageError(f"commit failed: {error}")
+            else:
+                txn._committed()
+                return results
+        with contextlib.suppress(sqlite3.Error):  # nothing left to roll back
+            txn.conn.execute("ROLLBACK")
+        txn._rolled_back()
+        return [(item[2], False, self._failure) for item in batch]
+
+    def _finish(self, results: list[_Result], _done: Any) -> None:
+        self._in_flight = False
+        for future, ok, value in results:
+            _settle(future, ok, value)
+        if self._pending:
+            if not self._scheduled:
+                self._scheduled = True
+                assert self._loop is not None
+                self._loop.call_soon(self._flush)  # after the woken callers queued more
+        else:
+            self._notify_idle()
+
+    def _notify_idle(self) -> None:
+        if self._idle is not None:
+            self._idle.set()
+
+    _failure: StorageError = StorageError("batch rolled back")
+
+
+def _never_raise(fn: Callable[[], list[_Result]], batch: list[_Item]) -> list[_Result]:
+    try:
+        return fn()
+    except Exception as error:
+        failure = _storage_error(error)
+        return [(item[2], False, failure) for item in batch]
 
 
 def _storage_error(error: BaseException) -> StorageError:
@@ -236,26 +348,10 @@ def _storage_error(error: BaseException) -> StorageError:
     return wrapped
 
 
-def _rollback(conn: sqlite3.Connection) -> None:
-    with contextlib.suppress(sqlite3.Error):  # no transaction left to roll back
-        conn.execute("ROLLBACK")
-
-
-def _succeed(future: asyncio.Future[Any], value: Any) -> None:
-    if not future.done():
+def _settle(future: asyncio.Future[Any], ok: bool, value: Any) -> None:
+    if future.done():
+        return
+    if ok:
         future.set_result(value)
-
-
-def _fail(future: asyncio.Future[Any], error: BaseException) -> None:
-    if not future.done():
-        future.set_exception(error)
-
-
-def _resolve(results: list[tuple[Any, bool, Any]]) -> None:
-    for future, ok, value in results:
-        if future.done():
-            continue
-        if ok:
-            future.set_result(value)
-        else:
-            future.set_exception(value)
+    else:
+        future.set_exception(value)

@@ -16,6 +16,7 @@ from dovecote.durable._errors import (
     InvalidStateError,
     MailboxNotFoundError,
     MessageNotFoundError,
+    StoreError,
 )
 from dovecote.durable._model import FailureRecord, MailboxConfig
 from dovecote.durable._sqlite_engine import Txn
@@ -43,11 +44,6 @@ _INSERT = (
     "created_at_ms, visible_at_ms, status, attempt_count, expires_at_ms) "
     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?)"
 )
-_RESERVE = (
-    "UPDATE mailboxes SET live_count = live_count + 1 "
-    "WHERE agent_id = ? AND live_count < capacity"
-)
-_UNRESERVE = "UPDATE mailboxes SET live_count = live_count - 1 WHERE agent_id = ?"
 _CANDIDATE_WHERE = (
     "m.mailbox_id = ?1 AND m.status = 'pending' AND m.visible_at_ms <= ?2 "
     "AND (m.expires_at_ms IS NULL OR m.expires_at_ms > ?2)"
@@ -61,6 +57,11 @@ _ORDER = {
     "unordered": " ORDER BY m.created_at_ms, m.message_id",
     "priority": " ORDER BY m.priority DESC, m.created_at_ms, m.message_id",
 }
+_RESERVE = (
+    "UPDATE mailboxes SET live_count = live_count + 1 "
+    "WHERE agent_id = ? AND live_count < capacity"
+)
+_UNRESERVE = "UPDATE mailboxes SET live_count = live_count - 1 WHERE agent_id = ?"
 _M_COLUMNS = ", ".join(f"m.{c.strip()}" for c in MESSAGE_COLUMNS.split(","))
 
 
@@ -99,9 +100,53 @@ def insert_message(txn: Txn, config: MailboxConfig, row: tuple[Any, ...]) -> Non
 
 def op_send(txn: Txn, rows: list[tuple[Any, ...]], now: int) -> None:
     """Insert ``rows`` (``_INSERT`` parameters), creating unknown mailboxes; all or nothing."""
-    for row in rows:
-        to = row[1]
-        insert_message(txn, txn.mailbox(to) or txn.create_mailbox(MailboxConfig(to), now), row)
+    if len(rows) == 1:
+        row = rows[0]
+        config = txn.mailbox(row[1])
+        if config is not None:  # checks come before writes: no savepoint needed
+            insert_message(txn, config, row)
+            return
+    with txn.atomic():
+        for row in rows:
+            to = row[1]
+            config = txn.mailbox(to) or txn.create_mailbox(MailboxConfig(to), now)
+            insert_message(txn, config, row)
+
+
+def _send_many(txn: Txn, calls: list[tuple[Any, ...]]) -> list[tuple[bool, Any]]:
+    """Many ``op_send`` calls of one batch: single sends to a known mailbox that all fit
+    share one capacity update and one ``executemany``; the rest run one by one."""
+    outcomes: list[tuple[bool, Any] | None] = [None] * len(calls)
+    groups: dict[str, list[int]] = {}
+    for k, (rows, _now) in enumerate(calls):
+        if len(rows) == 1:
+            config = txn.mailbox(rows[0][1])
+            if config is not None and len(rows[0][3]) <= config.max_payload_bytes:
+                groups.setdefault(config.agent_id, []).append(k)
+    conn = txn.conn
+    for to, members in groups.items():
+        n = len(members)
+        if n > 1 and conn.execute(_RESERVE_MANY, (n, to, n)).rowcount:
+            conn.executemany(_INSERT, [calls[k][0][0] for k in members])
+            for k in members:
+                outcomes[k] = (True, None)
+    done: list[tuple[bool, Any]] = []
+    for k, outcome in enumerate(outcomes):
+        if outcome is None:
+            try:
+                op_send(txn, *calls[k])
+                outcome = (True, None)
+            except StoreError as error:
+                outcome = (False, error)
+        done.append(outcome)
+    return done
+
+
+_RESERVE_MANY = (
+    "UPDATE mailboxes SET live_count = live_count + ? "
+    "WHERE agent_id = ? AND live_count + ? <= capacity"
+)
+op_send.many = _send_many  # type: ignore[attr-defined]
 
 
 def _history(failures: str | None, record: FailureRecord) -> str:
@@ -201,15 +246,30 @@ def _held(txn: Txn, message_id: str, claimer: str, lease_token: str | None) -> t
     return tuple(row)
 
 
+_HELD = (
+    "message_id = ?1 AND status = 'claimed' AND claimed_by = ?2 "
+    "AND (?3 IS NULL OR lease_token = ?3)"
+)
+_COMMIT = (
+    "UPDATE messages SET status = 'committed', committed_at_ms = ?4, checkpoint_token = ?5, "
+    f"lease_expires_at_ms = NULL WHERE {_HELD} RETURNING mailbox_id"
+)
+_RELEASE = (
+    "UPDATE messages SET status = 'pending', claimed_by = NULL, lease_expires_at_ms = NULL, "
+    "lease_token = NULL, failures = json_insert(coalesce(failures, '[]'), '$[#]', "
+    "json_array(attempt_count, claimed_by, 'transient', ?5, ?4)) "
+    f"WHERE {_HELD} RETURNING mailbox_id"
+)
+
+
 def op_commit(txn: Txn, message_id: str, claimer: str, token: str, lease_token: str | None,
               now: int) -> str:
     """Commit a held message; returns its mailbox id."""
-    mailbox_id: str = _held(txn, message_id, claimer, lease_token)[0]
-    txn.conn.execute(
-        "UPDATE messages SET status = 'committed', committed_at_ms = ?, checkpoint_token = ?, "
-        "lease_expires_at_ms = NULL WHERE message_id = ?",
-        (now, token, message_id),
-    )
+    row = txn.conn.execute(_COMMIT, (message_id, claimer, lease_token, now, token)).fetchone()
+    if row is None:
+        _held(txn, message_id, claimer, lease_token)  # raises the reason
+        raise AssertionError("unreachable: the message is held but was not updated")
+    mailbox_id: str = row[0]
     txn.conn.execute(_UNRESERVE, (mailbox_id,))
     return mailbox_id
 
@@ -217,18 +277,15 @@ def op_commit(txn: Txn, message_id: str, claimer: str, token: str, lease_token: 
 def op_release(txn: Txn, message_id: str, claimer: str, kind: str, note: str | None,
                lease_token: str | None, now: int) -> str:
     """Release a held message (transient: back in its place; permanent: dead letter)."""
+    if kind == "transient":
+        row = txn.conn.execute(_RELEASE, (message_id, claimer, lease_token, now, note)).fetchone()
+        if row is not None:
+            return str(row[0])
     mailbox_id, _status, _holder, _token, attempt, failures = _held(
         txn, message_id, claimer, lease_token
     )
-    record = FailureRecord(attempt, claimer, kind, note, now)  # type: ignore[arg-type]
-    if kind == "permanent":
-        to_dead_letters(txn, message_id, mailbox_id, "permanent_failure", now, record, failures)
-        return str(mailbox_id)
-    txn.conn.execute(
-        "UPDATE messages SET status = 'pending', claimed_by = NULL, lease_expires_at_ms = NULL, "
-        "lease_token = NULL, failures = ? WHERE message_id = ?",
-        (_history(failures, record), message_id),
-    )
+    record = FailureRecord(attempt, claimer, "permanent", note, now)
+    to_dead_letters(txn, message_id, mailbox_id, "permanent_failure", now, record, failures)
     return str(mailbox_id)
 
 

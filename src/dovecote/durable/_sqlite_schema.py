@@ -5,7 +5,8 @@
 indexes keep each claim query a short index walk: pending messages in created order per
 mailbox (fifo, unordered), by priority band (priority), claimed messages by sender (the
 FIFO hold) and by lease expiry (recovery). ``mailboxes.live_count`` (pending + claimed)
-makes the capacity check one conditional update instead of a count.
+makes the capacity check one conditional update instead of a count (a trigger doing the
+same measured slower than the two statements).
 """
 
 from __future__ import annotations

@@ -15,18 +15,33 @@ __all__ = ["ULID_ALPHABET", "is_ulid", "new_ulid", "normalize_ulid", "ulid_time_
 
 ULID_ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 _DECODE = {c: i for i, c in enumerate(ULID_ALPHABET)}
+_CHARS = frozenset(ULID_ALPHABET)
+# two base32 digits per 10 bits: the 80-bit random part is 8 lookups
+_PAIRS = [a + b for a in ULID_ALPHABET for b in ULID_ALPHABET]
 _MAX_TIME = (1 << 48) - 1
 _RANDOM_BITS = 80
 _lock = threading.Lock()
 _last = 0  # the last id as a 128-bit integer
+_prefix_stamp = -1  # the last timestamp encoded, and its 10 digits
+_prefix = ""
 
 
 def _encode(value: int) -> str:
-    chars = []
-    for _ in range(26):
-        chars.append(ULID_ALPHABET[value & 31])
-        value >>= 5
-    return "".join(reversed(chars))
+    global _prefix_stamp, _prefix
+    stamp = value >> _RANDOM_BITS
+    if stamp != _prefix_stamp:
+        digits = []
+        rest = stamp
+        for _ in range(10):
+            digits.append(ULID_ALPHABET[rest & 31])
+            rest >>= 5
+        _prefix, _prefix_stamp = "".join(reversed(digits)), stamp
+    p = _PAIRS
+    return (
+        f"{_prefix}{p[(value >> 70) & 1023]}{p[(value >> 60) & 1023]}{p[(value >> 50) & 1023]}"
+        f"{p[(value >> 40) & 1023]}{p[(value >> 30) & 1023]}{p[(value >> 20) & 1023]}"
+        f"{p[(value >> 10) & 1023]}{p[value & 1023]}"
+    )
 
 
 def new_ulid(time_ms: int) -> str:
@@ -41,7 +56,7 @@ def new_ulid(time_ms: int) -> str:
         else:
             value = _last + 1
         _last = value
-    return _encode(value)
+        return _encode(value)
 
 
 def is_ulid(text: object) -> bool:
@@ -49,7 +64,7 @@ def is_ulid(text: object) -> bool:
     if not isinstance(text, str) or len(text) != 26 or not text.isascii():
         return False
     upper = text.upper()
-    return upper[0] in "01234567" and all(c in _DECODE for c in upper)
+    return upper[0] in "01234567" and _CHARS.issuperset(upper)
 
 
 def normalize_ulid(text: str) -> str:
