@@ -68,3 +68,11 @@ STORE_TARGETS: tuple[tuple[str, str, str, float], ...] = (
     ("store_claim", "group_full_per_s", "ratio>=", 0.7),
     ("store_claim", "group_normal_per_s", "ratio>=", 0.7),
 )
+
+# the PostgreSQL row lives in its own module
+from ._plan_store_pg import PG_RUNTIME_INFO, PG_RUNTIMES, PG_TARGETS, PG_WORKLOADS  # noqa: E402
+
+STORE_RUNTIMES += PG_RUNTIMES
+STORE_RUNTIME_INFO.update(PG_RUNTIME_INFO)
+STORE_WORKLOADS += PG_WORKLOADS
+STORE_TARGETS += PG_TARGETS

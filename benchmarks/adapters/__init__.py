@@ -19,6 +19,7 @@ ADAPTERS: dict[str, str] = {
     "thespian_mp": "thespian:MultiprocThespianRuntime",
     "xoscar": "xoscar:XoscarRuntime",
     "sqlite3": "sqlite_plain:PlainSqliteRuntime",
+    "asyncpg": "asyncpg_plain:PlainAsyncpgRuntime",
 }
 
 

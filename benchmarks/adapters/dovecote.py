@@ -17,6 +17,7 @@ from .._plan import GROUP
 from ._base import BaseRuntime, Metrics
 from ._local import Latch, settle, wait_all_dead
 from .dovecote_store import DovecoteStoreWorkloads
+from .dovecote_store_pg import DovecotePostgresWorkloads
 
 OPEN: Any = object()
 #: a letter address that is not an actor: post + fetch go through the MemoryProvider queue
@@ -92,7 +93,7 @@ def _priority(message: Any) -> int:
     return message & 3 if type(message) is int else 9
 
 
-class DovecoteRuntime(DovecoteStoreWorkloads, BaseRuntime):
+class DovecoteRuntime(DovecoteStoreWorkloads, DovecotePostgresWorkloads, BaseRuntime):
     name = "dovecote"
     system: Any = None
 

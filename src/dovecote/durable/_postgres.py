@@ -1,0 +1,540 @@
+"""``PostgresStore``: the seed-004 store on PostgreSQL, shared by many processes and machines.
+
+Open it with ``open_store("postgresql://user@host:5432/db", schema="mail")``. Every
+operation is one statement (its own transaction) on a small asyncpg pool, except sends,
+which are grouped: concurrent sends share one transaction (see ``_postgres_admit``).
+Claims pick with ``FOR UPDATE SKIP LOCKED``, so any number of claimers in any number of
+processes share a mailbox; ``claim_stream`` is woken across processes by LISTEN/NOTIFY.
+Mailbox configurations never change after creation, so each process caches them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterable, Mapping
+from types import TracebackType
+from typing import Any
+
+import msgspec
+from prometheus_client import CollectorRegistry
+
+from dovecote.addressing import Clock, SystemClock
+from dovecote.durable._errors import (
+    AlreadyCommittedError,
+    InvalidRequestError,
+    InvalidStateError,
+    MailboxNotFoundError,
+    MessageNotFoundError,
+    StorageError,
+    StoreError,
+)
+from dovecote.durable._metrics import StoreMetrics
+from dovecote.durable._model import (
+    Claim,
+    DeadLetterReason,
+    DeadLetterRecord,
+    FailureRecord,
+    MailboxConfig,
+    MailboxStats,
+    OrderingMode,
+    ReleaseKind,
+    StoredMessage,
+    SweepResult,
+)
+from dovecote.durable._postgres_admit import Admission, Row
+from dovecote.durable._postgres_db import Listener, PgDatabase
+from dovecote.durable._postgres_sql import valid_schema
+from dovecote.durable._sweeper import Sweeper, check_sweep_interval
+from dovecote.durable._ulid import new_ulid
+from dovecote.durable._validation import (
+    check_agent_id,
+    check_checkpoint_token,
+    check_count,
+    check_headers,
+    check_int,
+    check_lease_token,
+    check_mailbox_config,
+    check_message_id,
+    check_ms,
+    check_note,
+    check_optional_count,
+    check_optional_ms,
+    check_payload,
+    check_priority,
+    check_reason,
+    check_release_kind,
+)
+from dovecote.durable._wakeup import MailboxSignals, now_ms, stream_claims
+
+__all__ = ["PostgresStore"]
+
+_json = msgspec.json.Encoder()
+_headers = msgspec.json.Decoder(dict[str, str])
+_history = msgspec.json.Decoder(list[dict[str, Any]])
+_EMPTY = "{}"
+
+
+def _encode_headers(headers: Mapping[str, str]) -> str:
+    return _json.encode(headers).decode() if headers else _EMPTY
+
+
+def _decode_headers(text: str) -> dict[str, str]:
+    return {} if text == _EMPTY else _headers.decode(text)
+
+
+def _message(row: Any, offset: int = 0) -> StoredMessage:
+    r = tuple(row)[offset:]
+    return StoredMessage(r[0], r[1], r[2], r[3], _decode_headers(r[4]), *r[5:15])
+
+
+def _dead_letter(row: Any) -> DeadLetterRecord:
+    history = tuple(
+        FailureRecord(f["attempt"], f["claimed_by"], f["failure_kind"], f["note"], f["at_ms"])
+        for f in _history.decode(row[10])
+    )
+    return DeadLetterRecord(row[0], row[1], row[2], row[3], _decode_headers(row[4]), row[5],
+                            row[6], row[7], row[8], row[9], history)
+
+
+def _refusal(message_id: str, claimer: str, state: Any, *, lease_token: str | None) -> StoreError:
+    """Why a commit or release of ``message_id`` matched nothing (from the row before)."""
+    status, holder, token = state["status"], state["claimed_by"], state["lease_token"]
+    if status is None:
+        return MessageNotFoundError(f"message not found: {message_id}")
+    if status == "committed":
+        return AlreadyCommittedError(f"message {message_id} is already committed")
+    if status != "claimed":
+        return InvalidStateError(f"message {message_id} is not claimed (lease lost or released)")
+    if holder != claimer:
+        return InvalidStateError(f"message {message_id} is claimed by {holder}, not {claimer}")
+    if lease_token is not None and lease_token != token:
+        return InvalidStateError(
+            f"message {message_id}: lease lost (it was claimed again after this lease)"
+        )
+    # the row changed between the statement's snapshot and its update: a concurrent claim
+    return InvalidStateError(f"message {message_id}: lease lost to a concurrent claim")
+
+
+class PostgresStore:
+    """The seed-004 store on PostgreSQL (implements :class:`MailboxStore`).
+
+    Backend options: ``schema`` (default ``"public"``; a plain identifier, created if
+    missing), ``min_size`` / ``max_size`` of the connection pool (default 1 / 4). Several
+    stores, processes and machines may share one database and schema.
+    """
+
+    def __init__(self, db: PgDatabase, *, clock: Clock, sweep_interval: float | None) -> None:
+        self._db = db
+        self._sql = db.sql
+        self._clock = clock
+        self._signals = MailboxSignals()
+        self._counters = StoreMetrics()
+        self._configs: dict[str, MailboxConfig] = {}
+        self._admission = Admission(db, self._configs, self._signals)
+        self._listener = Listener(db.dsn, db.sql.channel, self._signals)
+        self._closed = False
+        self._sweeper = (
+            None if sweep_interval is None else Sweeper(self.sweep, sweep_interval, clock)
+        )
+
+    @classmethod
+    async def open(cls, url: str, *, sweep_interval: float | None = 5.0,
+                   clock: Clock | None = None, schema: str = "public", min_size: int = 1,
+                   max_size: int = 4) -> PostgresStore:
+        """Connect, create the schema if needed, and start the sweeper."""
+        interval = check_sweep_interval(sweep_interval)
+        if not valid_schema(schema):
+            raise InvalidRequestError(
+                f"schema must be a plain identifier (letters, digits, _), not {schema!r}"
+            )
+        low = check_int(min_size, "min_size", low=0, high=1000)
+        high = check_int(max_size, "max_size", low=1, high=1000)
+        if low > high:
+            raise InvalidRequestError(f"min_size {low} is larger than max_size {high}")
+        db = await PgDatabase.connect(url, schema=schema, min_size=low, max_size=high)
+        store = cls(db, clock=clock or SystemClock(), sweep_interval=interval)
+        if store._sweeper is not None:
+            store._sweeper.start()
+        return store
+
+    # -- lifecycle and introspection ----------------------------------------------------
+
+    @property
+    def metrics(self) -> CollectorRegistry:
+        """The store's registry with the seven ``postbox_*`` counters."""
+        return self._counters.registry
+
+    @property
+    def counters(self) -> StoreMetrics:
+        """The counters themselves (``counters.value(name, **labels)`` reads one)."""
+        return self._counters
+
+    @property
+    def sweeper(self) -> Sweeper | None:
+        """The owned background sweeper (``None`` when ``sweep_interval=None``)."""
+        return self._sweeper
+
+    @property
+    def schema(self) -> str:
+        """The PostgreSQL schema holding the tables."""
+        return self._sql.schema
+
+    @property
+    def listener(self) -> Listener:
+        """The LISTEN connection that wakes ``claim_stream`` (connected on first use)."""
+        return self._listener
+
+    async def close(self) -> None:
+        """Stop the sweeper, end the streams, close the listener and the pool (idempotent)."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._sweeper is not None:
+            await self._sweeper.stop()
+        self._signals.close()
+        await self._listener.close()
+        await self._db.close()
+
+    async def drop_schema(self) -> None:
+        """Close the store, then drop its schema with everything in it (tests, tools)."""
+        await self.close()
+        await self._db.drop_schema()
+
+    async def __aenter__(self) -> PostgresStore:
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None,
+                        exc: BaseException | None, tb: TracebackType | None) -> None:
+        await self.close()
+
+    def _now(self) -> int:
+        return now_ms(self._clock)
+
+    async def _config(self, agent_id: str) -> MailboxConfig:
+        config = self._configs.get(agent_id)
+        if config is None:
+            row = await self._db.fetchrow("reading a mailbox", self._sql.get_mailbox, agent_id)
+            if row is None:
+                raise MailboxNotFoundError(f"mailbox not found: {agent_id}")
+            config = self._configs.setdefault(agent_id, MailboxConfig(*row))
+        return config
+
+    # -- mailboxes ------------------------------------------------------------------------
+
+    async def ensure_mailbox(
+        self, agent_id: str, *, capacity: int = 10_000, ordering_mode: OrderingMode = "fifo",
+        max_attempts: int = 5, lease_duration_ms: int = 60_000,
+        max_payload_bytes: int = 1_048_576, dlq_retention_ms: int | None = None,
+    ) -> MailboxConfig:
+        """Create the mailbox if it does not exist; an existing one is returned unchanged."""
+        c = check_mailbox_config(
+            agent_id, capacity=capacity, ordering_mode=ordering_mode,
+            max_attempts=max_attempts, lease_duration_ms=lease_duration_ms,
+            max_payload_bytes=max_payload_bytes, dlq_retention_ms=dlq_retention_ms,
+        )
+        if c.agent_id in self._configs:
+            return self._configs[c.agent_id]
+        await self._db.fetchval(
+            "creating a mailbox", self._sql.insert_mailbox, c.agent_id, c.capacity,
+            c.ordering_mode, c.max_attempts, c.lease_duration_ms, c.max_payload_bytes,
+            c.dlq_retention_ms, self._now(),
+        )
+        return await self._config(c.agent_id)
+
+    async def get_mailbox(self, agent_id: str) -> MailboxConfig:
+        """The mailbox's configuration (``MailboxNotFoundError`` when unknown)."""
+        return await self._config(check_agent_id(agent_id, "mailbox id"))
+
+    async def list_mailboxes(self, *, limit: int = 100,
+                             after: str | None = None) -> list[MailboxConfig]:
+        """Mailboxes in ascending ``agent_id`` order, strictly after ``after``."""
+        limit = check_count(limit, "limit")
+        if after is not None and not isinstance(after, str):
+            raise InvalidRequestError(f"after must be a string or None, not {after!r}")
+        rows = await self._db.fetch("listing mailboxes", self._sql.list_mailboxes, after, limit)
+        return [MailboxConfig(*row) for row in rows]
+
+    async def stats(self, agent_id: str) -> MailboxStats:
+        """Counters of one mailbox."""
+        agent_id = check_agent_id(agent_id, "mailbox id")
+        await self._config(agent_id)
+        row = await self._db.fetchrow("reading stats", self._sql.stats, agent_id)
+        assert row is not None
+        return MailboxStats(agent_id, row[0], row[1], row[2], row[3], row[4])
+
+    # -- sending --------------------------------------------------------------------------
+
+    def _rows(self, targets: list[str], payload: object, sender: str, headers: object,
+              priority: int, delay_ms: int, ttl_ms: int | None
+              ) -> tuple[list[Row], list[StoredMessage]]:
+        checked = [check_agent_id(t, "mailbox id") for t in targets]
+        sender = check_agent_id(sender, "sender")
+        data = check_payload(payload)
+        fields = check_headers(headers)
+        priority = check_priority(priority)
+        delay = check_ms(delay_ms, "delay_ms")
+        ttl = check_optional_ms(ttl_ms, "ttl_ms")
+        for to in checked:  # known mailboxes are checked here; unknown ones in the batch
+            config = self._configs.get(to)
+            if config is not None and len(data) > config.max_payload_bytes:
+                raise InvalidRequestError(
+                    f"payload too large: {len(data)} bytes (max {config.max_payload_bytes}) "
+                    f"for {to}"
+                )
+        now = self._now()
+        visible = now + delay
+        expires = None if ttl is None else now + ttl
+        text = _encode_headers(fields)
+        rows: list[Row] = []
+        sent = []
+        for to in checked:
+            message_id = new_ulid(now)
+            rows.append((message_id, to, sender, data, text, priority, now, visible, expires))
+            sent.append(StoredMessage(
+                message_id, to, sender, data, dict(fields), priority, now, visible, "pending", 0,
+                expires_at_ms=expires,
+            ))
+        return rows, sent
+
+    async def send(
+        self, to: str, payload: bytes, *, sender: str, headers: Mapping[str, str] | None = None,
+        priority: int = 0, delay_ms: int = 0, ttl_ms: int | None = None,
+    ) -> StoredMessage:
+        """Queue one message (an unknown mailbox is created with the defaults)."""
+        rows, sent = self._rows([to], payload, sender, headers, priority, delay_ms, ttl_ms)
+        await self._admission.admit(rows)
+        self._counters.count_sent(sent[0].mailbox_id)
+        return sent[0]
+
+    async def fanout(
+        self, targets: Iterable[str], payload: bytes, *, sender: str,
+        headers: Mapping[str, str] | None = None, priority: int = 0, delay_ms: int = 0,
+        ttl_ms: int | None = None,
+    ) -> list[StoredMessage]:
+        """Send one message to every target in one transaction: all or nothing."""
+        if isinstance(targets, str | bytes) or not isinstance(targets, Iterable):
+            raise InvalidRequestError("targets must be a list of mailbox ids")
+        rows, sent = self._rows(list(targets), payload, sender, headers, priority, delay_ms,
+                                ttl_ms)
+        if rows:
+            await self._admission.admit(rows)
+        for message in sent:
+            self._counters.count_sent(message.mailbox_id)
+        return sent
+
+    # -- claiming -------------------------------------------------------------------------
+
+    async def peek(self, agent_id: str, *, max: int = 100) -> list[StoredMessage]:
+        """What claims would return next, in that order, without claiming."""
+        agent_id = check_agent_id(agent_id, "mailbox id")
+        limit = check_count(max, "max")
+        config = await self._config(agent_id)
+        rows = await self._db.fetch("peeking", self._sql.peek[config.ordering_mode], agent_id,
+                                    self._now(), config.max_attempts, limit)
+        return [_message(row) for row in rows]
+
+    def _check_claim(self, agent_id: str, claimer: str,
+                     lease_duration_ms: int | None) -> tuple[str, str, int | None]:
+        return (check_agent_id(agent_id, "mailbox id"), check_agent_id(claimer, "claimer"),
+                check_optional_ms(lease_duration_ms, "lease_duration_ms"))
+
+    async def _claim(self, agent_id: str, claimer: str, lease: int | None) -> Claim | None:
+        config = await self._config(agent_id)
+        statement = self._sql.claim[config.ordering_mode]
+        lease_ms = config.lease_duration_ms if lease is None else lease
+        while True:
+            now = self._now()
+            token = new_ulid(now)
+            row = await self._db.fetchrow("claiming", statement, agent_id, now, claimer, token,
+                                          now + lease_ms, config.max_attempts)
+            if row is None:
+                return None
+            if row[0] == "dead":
+                self._counters.count_dead_lettered(agent_id, "max_attempts_exceeded")
+                continue
+            self._counters.count_claimed(agent_id)
+            message = _message(row, 1)
+            assert message.lease_expires_at_ms is not None
+            return Claim(message, message.lease_expires_at_ms, token)
+
+    async def claim(self, agent_id: str, *, claimer: str,
+                    lease_duration_ms: int | None = None) -> Claim | None:
+        """Claim the next visible message under a lease (``None`` lease: the mailbox's)."""
+        return await self._claim(*self._check_claim(agent_id, claimer, lease_duration_ms))
+
+    async def claim_stream(
+        self, agent_id: str, *, claimer: str, lease_duration_ms: int | None = None,
+        max_messages: int | None = None,
+    ) -> AsyncIterator[Claim]:
+        """Yield each message as it becomes claimable; woken by NOTIFY from any process."""
+        agent_id, claimer, lease = self._check_claim(agent_id, claimer, lease_duration_ms)
+        limit = check_optional_count(max_messages, "max_messages")
+        await self._config(agent_id)
+        await self._listener.ensure()
+
+        async def claim() -> Claim | None:
+            try:
+                await self._listener.ensure()  # reconnects before the claim: none is missed
+                return await self._claim(agent_id, claimer, lease)
+            except StorageError:
+                if self._closed:  # closed under the stream: it ends
+                    return None
+                raise
+
+        async def next_change() -> int | None:
+            try:
+                found: int | None = await self._db.fetchval(
+                    "reading the next wake-up", self._sql.next_wake, agent_id, self._now()
+                )
+            except StorageError:
+                if self._closed:
+                    return None
+                raise
+            return found
+
+        async for found in stream_claims(agent_id, claim=claim, next_change_ms=next_change,
+                                         signals=self._signals, clock=self._clock,
+                                         max_messages=limit):
+            yield found
+
+    # -- settling -------------------------------------------------------------------------
+
+    async def _settle(self, doing: str, statement: str, message_id: str, claimer: str,
+                      *args: object, lease_token: str | None) -> str:
+        row = await self._db.fetchrow(doing, statement, message_id, *args)
+        assert row is not None
+        if row[0] is None:
+            raise _refusal(message_id, claimer, row, lease_token=lease_token)
+        mailbox_id: str = row[0]
+        if row[1]:
+            self._signals.notify(mailbox_id)
+        return mailbox_id
+
+    async def commit(self, message_id: str, *, claimer: str, checkpoint_token: str,
+                     lease_token: str | None = None) -> None:
+        """Settle a claimed message for good (a second commit: ``AlreadyCommittedError``)."""
+        message_id = check_message_id(message_id)
+        claimer = check_agent_id(claimer, "claimer")
+        token = check_checkpoint_token(checkpoint_token)
+        fence = check_lease_token(lease_token)
+        mailbox_id = await self._settle("committing", self._sql.commit, message_id, claimer,
+                                        claimer, self._now(), token, fence, lease_token=fence)
+        self._counters.count_committed(mailbox_id)
+
+    async def release(self, message_id: str, *, claimer: str, kind: ReleaseKind = "transient",
+                      note: str | None = None, lease_token: str | None = None) -> None:
+        """Give a claimed message back (transient) or dead-letter it (permanent)."""
+        message_id = check_message_id(message_id)
+        claimer = check_agent_id(claimer, "claimer")
+        kind = check_release_kind(kind)
+        text = check_note(note)
+        fence = check_lease_token(lease_token)
+        if kind == "transient":
+            mailbox_id = await self._settle(
+                "releasing", self._sql.release_transient, message_id, claimer, claimer,
+                self._now(), text, fence, lease_token=fence,
+            )
+        else:
+            mailbox_id = await self._settle(
+                "releasing", self._sql.release_permanent, message_id, claimer, self._now(),
+                claimer, text, fence, lease_token=fence,
+            )
+            self._counters.count_dead_lettered(mailbox_id, "permanent_failure")
+        self._counters.count_released(mailbox_id, kind)
+
+    async def reject_validation(self, message_id: str, *, note: str) -> None:
+        """Dead-letter a pending message as ``validation_failed``."""
+        message_id = check_message_id(message_id)
+        text = check_note(note, required=True)
+        row = await self._db.fetchrow("rejecting", self._sql.reject, message_id, self._now(),
+                                      text)
+        assert row is not None
+        if row[0] is None:
+            status = row["status"]
+            if status is None:
+                raise MessageNotFoundError(f"message not found: {message_id}")
+            raise InvalidStateError(f"message {message_id} is {status}, not claimable")
+        if row[1]:
+            self._signals.notify(row[0])
+        self._counters.count_dead_lettered(row[0], "validation_failed")
+
+    async def is_committed(self, agent_id: str, message_id: str) -> bool:
+        """Whether that message was committed in that mailbox (unknown mailbox: False)."""
+        agent_id = check_agent_id(agent_id, "mailbox id")
+        message_id = check_message_id(message_id)
+        found: bool = await self._db.fetchval("reading a commit", self._sql.is_committed,
+                                              agent_id, message_id)
+        return found
+
+    # -- dead letters ---------------------------------------------------------------------
+
+    async def dead_letters(self, agent_id: str, *, reason: DeadLetterReason | None = None,
+                           limit: int = 100) -> list[DeadLetterRecord]:
+        """Dead-letter records, oldest first, optionally of one reason."""
+        agent_id = check_agent_id(agent_id, "mailbox id")
+        wanted = check_reason(reason)
+        limit = check_count(limit, "limit")
+        if wanted is None:
+            rows = await self._db.fetch("listing dead letters", self._sql.dead_letters,
+                                        agent_id, limit)
+        else:
+            rows = await self._db.fetch("listing dead letters", self._sql.dead_letters_reason,
+                                        agent_id, limit, wanted)
+        return [_dead_letter(row) for row in rows]
+
+    async def replay(self, message_id: str, *, replayed_by: str,
+                     target_mailbox: str | None = None) -> StoredMessage:
+        """Send a dead letter again as a new message (attempt 0); the record is kept."""
+        message_id = check_message_id(message_id)
+        by = check_agent_id(replayed_by, "replayed_by")
+        target = None if target_mailbox is None else check_agent_id(target_mailbox,
+                                                                     "target_mailbox")
+        row = await self._db.fetchrow("reading a dead letter", self._sql.dead_letter, message_id)
+        if row is None:
+            raise MessageNotFoundError(f"dead letter not found: {message_id}")
+        record = _dead_letter(row)
+        to = record.mailbox_id if target is None else target
+        config = await self._config(to)
+        size = len(record.payload)
+        if size > config.max_payload_bytes:
+            raise InvalidRequestError(
+                f"payload too large: {size} bytes (max {config.max_payload_bytes}) for {to}"
+            )
+        now = self._now()
+        headers = dict(record.headers)
+        headers.update(replayed_from=message_id, replayed_by=by, replayed_at=str(now))
+        new_id = new_ulid(now)
+        await self._admission.admit(
+            [(new_id, to, record.sender_id, record.payload, _encode_headers(headers),
+              record.priority, now, now, None)],
+            create=False,
+        )
+        self._counters.count_sent(to)
+        return StoredMessage(new_id, to, record.sender_id, record.payload, headers,
+                             record.priority, now, now, "pending", 0)
+
+    async def purge_dead_letters(self, agent_id: str, *, before_ms: int) -> int:
+        """Delete records dead-lettered strictly before ``before_ms``; returns how many."""
+        agent_id = check_agent_id(agent_id, "mailbox id")
+        before = check_int(before_ms, "before_ms", low=-(2**63), high=2**63 - 1)
+        deleted: int = await self._db.fetchval("purging dead letters", self._sql.purge,
+                                               agent_id, before)
+        return deleted
+
+    # -- sweeping -------------------------------------------------------------------------
+
+    async def sweep(self) -> SweepResult:
+        """One sweeper tick over the whole database (every store sharing it)."""
+        now = self._now()
+        row = await self._db.fetchrow("sweeping leases", self._sql.sweep_leases, now)
+        leases = 0 if row is None else int(row[0])
+        self._counters.count_leases_swept(leases)
+        expired = 0
+        for mailbox_id, count in await self._db.fetch("sweeping TTLs", self._sql.sweep_expired,
+                                                      now):
+            self._counters.count_dead_lettered(mailbox_id, "expired", count)
+            expired += count
+        purged: int = await self._db.fetchval("sweeping retention", self._sql.sweep_retention,
+                                              now)
+        if leases:
+            self._signals.notify_all()
+        return SweepResult(leases, expired, purged)

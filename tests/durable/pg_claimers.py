@@ -1,0 +1,56 @@
+"""Claimers that drain one PostgreSQL mailbox; used in-process and as a child process.
+
+``python tests/durable/pg_claimers.py URL SCHEMA MAILBOX N PREFIX`` runs ``N`` claimers on
+one store (its own pool) until the mailbox is empty and prints one JSON line per commit:
+``[claimer, message_id, sender, t_claimed, t_committing]`` (``time.monotonic()``, which is
+one clock for every process on the machine).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import time
+from typing import Any
+
+Held = list[Any]
+
+
+async def drain(store: Any, mailbox: str, claimers: list[str]) -> list[Held]:
+    """Claim and commit until a claim finds nothing; every commit must succeed."""
+    done: list[Held] = []
+
+    async def one(name: str) -> None:
+        while True:
+            claim = await store.claim(mailbox, claimer=name)
+            if claim is None:
+                return
+            claimed = time.monotonic()
+            await asyncio.sleep(0.001)  # the "work": widens the window a double hold shows in
+            message = claim.message
+            committing = time.monotonic()
+            await store.commit(message.message_id, claimer=name, checkpoint_token=name,
+                               lease_token=claim.lease_token)
+            done.append([name, message.message_id, message.sender_id, claimed, committing])
+
+    await asyncio.gather(*(one(name) for name in claimers))
+    return done
+
+
+async def _main(url: str, schema: str, mailbox: str, n: int, prefix: str) -> None:
+    from dovecote.durable import open_store
+
+    store: Any = await open_store(url, sweep_interval=None, schema=schema, max_size=4)
+    try:
+        print("ready", flush=True)
+        sys.stdin.readline()  # the parent says go once everyone is connected
+        for held in await drain(store, mailbox, [f"{prefix}{i}" for i in range(n)]):
+            print(json.dumps(held))
+    finally:
+        await store.close()
+
+
+if __name__ == "__main__":
+    url, schema, mailbox, n, prefix = sys.argv[1:6]
+    asyncio.run(_main(url, schema, mailbox, int(n), prefix))
