@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import importlib.util
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,18 +16,29 @@ pytest.importorskip("grpc")
 pytest.importorskip("mcp")
 
 
-def _postgres_db() -> str:
+def _postgres_url() -> str:
     from service_urls import postgres_url
 
     url = postgres_url()
-    try:
-        from dovecote.durable import PostgresStore  # noqa: F401
-    except ImportError:
+    if importlib.util.find_spec("dovecote.durable._postgres") is None:
         pytest.skip(
             "the PostgreSQL backend (dovecote.durable.PostgresStore, branch store-pg) is not "
             "merged into this branch yet"
         )
     return url
+
+
+def _drop_schema(url: str, schema: str) -> None:
+    import asyncpg
+
+    async def drop() -> None:
+        conn = await asyncpg.connect(url)
+        try:
+            await conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+        finally:
+            await conn.close()
+
+    asyncio.run(drop())
 
 
 @pytest.fixture(scope="session")
@@ -36,12 +50,34 @@ def sqlite_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broker]:
     assert broker.stop() == 0, "".join(broker.stderr_lines)
 
 
+_SCHEMAS: list[tuple[str, str]] = []
+
+
+def postgres_test_url() -> str:
+    """A PostgreSQL store URL in a fresh schema, dropped when the session ends."""
+    url = _postgres_url()
+    schema = f"dovecote_gw_{uuid.uuid4().hex[:12]}"
+    _SCHEMAS.append((url, schema))
+    return f"{url}?schema={schema}"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _drop_test_schemas() -> Iterator[None]:
+    yield
+    for url, schema in _SCHEMAS:
+        _drop_schema(url, schema)
+
+
 @pytest.fixture(scope="session")
 def postgresql_broker() -> Iterator[Broker]:
-    """One broker on PostgreSQL for the session."""
-    broker = Broker.start(_postgres_db())
-    yield broker
-    assert broker.stop() == 0, "".join(broker.stderr_lines)
+    """One broker on PostgreSQL for the session, in a schema of its own (the server is
+    shared with other test runs), dropped afterwards."""
+    broker = Broker.start(postgres_test_url())
+    try:
+        yield broker
+        assert broker.stop() == 0, "".join(broker.stderr_lines)
+    finally:
+        broker.stop()
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

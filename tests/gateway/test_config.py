@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from dovecote.gateway import Address, ConfigError, GatewayConfig
 from dovecote.gateway._config import parse_address, parse_duration, parse_size
-from dovecote.gateway._serve import _bind
+from dovecote.gateway._serve import _bind, store_options
 
 
 @pytest.mark.parametrize(
@@ -73,3 +73,16 @@ async def test_accepted_http_connections_have_tcp_nodelay() -> None:
         _, writer = await asyncio.open_connection(*sock.getsockname()[:2])
         assert await asyncio.wait_for(nodelay, 5) != 0
         writer.close()
+
+
+def test_a_schema_query_parameter_becomes_the_postgres_stores_schema() -> None:
+    assert store_options("postgresql://u@h/db?schema=broker") == (
+        "postgresql://u@h/db",
+        {"schema": "broker"},
+    )
+    assert store_options("postgresql://u@h/db?sslmode=disable&schema=s1") == (
+        "postgresql://u@h/db?sslmode=disable",
+        {"schema": "s1"},
+    )
+    assert store_options("postgresql://u@h/db") == ("postgresql://u@h/db", {})
+    assert store_options("sqlite:///x.db?schema=no") == ("sqlite:///x.db?schema=no", {})

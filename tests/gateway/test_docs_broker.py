@@ -53,13 +53,10 @@ def test_the_serve_commands_start_and_drain(tmp_path: Path) -> None:
         args = shlex.split(localise(line, tmp_path))
         assert args[:2] == ["dovecote", "serve"]
         if any(a.startswith("postgresql://") for a in args):
-            from service_urls import postgres_url
+            from conftest import postgres_test_url
 
-            try:
-                from dovecote.durable import PostgresStore  # noqa: F401
-            except ImportError:
-                continue  # the PostgreSQL backend is not merged yet (see the HTTP suite)
-            args = [postgres_url() if a.startswith("postgresql://") else a for a in args]
+            url = postgres_test_url()
+            args = [url if a.startswith("postgresql://") else a for a in args]
         if "--http" not in args:
             args += ["--http", "127.0.0.1:0"]
         if "--grpc" not in args:

@@ -14,14 +14,30 @@ import signal
 import socket
 import sys
 from typing import Any
+from urllib.parse import parse_qsl, urlencode
 
 from dovecote.durable import MailboxStore
 from dovecote.gateway._config import Address, GatewayConfig
 from dovecote.gateway._metrics import GatewayMetrics
 
-__all__ = ["serve"]
+__all__ = ["serve", "store_options"]
 
 _log = logging.getLogger("dovecote.gateway")
+
+
+def store_options(url: str) -> tuple[str, dict[str, Any]]:
+    """Split ``?schema=NAME`` off a PostgreSQL URL into the store's ``schema`` option.
+
+    Several brokers (or tenants) can share one database in schemas of their own; asyncpg
+    would take an unknown query parameter for a server setting, so it never reaches it.
+    """
+    if not url.startswith(("postgresql://", "postgres://")) or "?" not in url:
+        return url, {}
+    base, query = url.split("?", 1)
+    pairs = parse_qsl(query, keep_blank_values=True)
+    schemas = [v for k, v in pairs if k == "schema"]
+    rest = urlencode([(k, v) for k, v in pairs if k != "schema"])
+    return (f"{base}?{rest}" if rest else base), ({"schema": schemas[-1]} if schemas else {})
 
 
 def _announce(text: str) -> None:
@@ -50,7 +66,8 @@ async def serve(config: GatewayConfig, *, store: MailboxStore | None = None) -> 
 
     owned = store is None
     if store is None:
-        store = await open_store(config.db, sweep_interval=config.sweep_interval)
+        url, options = store_options(config.db)
+        store = await open_store(url, sweep_interval=config.sweep_interval, **options)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
