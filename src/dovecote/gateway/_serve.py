@@ -9,7 +9,7 @@ close the store and return; in MCP mode the client closing stdin does the same.
 from __future__ import annotations
 
 import asyncio
-import logging
+import math
 import signal
 import socket
 import sys
@@ -21,8 +21,6 @@ from dovecote.gateway._config import Address, GatewayConfig
 from dovecote.gateway._metrics import GatewayMetrics
 
 __all__ = ["serve", "store_options"]
-
-_log = logging.getLogger("dovecote.gateway")
 
 
 def store_options(url: str) -> tuple[str, dict[str, Any]]:
@@ -138,7 +136,7 @@ async def _start_http(
         log_config=None,
         access_log=config.verbosity >= 2,
         lifespan="off",
-        timeout_graceful_shutdown=int(config.drain_seconds),
+        timeout_graceful_shutdown=math.ceil(config.drain_seconds),
         server_header=False,
     )
     uv_config.load()
