@@ -124,3 +124,22 @@ def test_sigterm_ends_an_mcp_server_whose_client_keeps_stdin_open(tmp_path: Path
     assert proc.stdout.read() == b""  # nothing but protocol (none was asked for) on stdout
     assert proc.stdin is not None
     proc.stdin.close()
+
+
+def test_sigterm_ends_open_stream_claims_instead_of_waiting_out_the_drain(tmp_path: Path) -> None:
+    import grpc
+
+    from dovecote.gateway._proto import load
+
+    pb, services = load()
+    broker = Broker.start(sqlite_url(tmp_path / "s.db"), "--drain-timeout", "120s", http=False)
+    with grpc.insecure_channel(broker.grpc) as channel:
+        stub = services.PostboxServiceStub(channel)
+        stub.EnsureMailbox(pb.EnsureMailboxRequest(agent_id="idle"), timeout=10)
+        stream = stub.StreamClaim(pb.StreamClaimRequest(agent_id="idle", claimer_id="c"))
+        assert stream.initial_metadata() is not None  # the stream is open on the server
+        # a drain that waited for the idle stream would take the whole 120 s
+        assert broker.stop() == 0
+        with pytest.raises(grpc.RpcError) as info:
+            list(stream)
+        assert info.value.code() in (grpc.StatusCode.CANCELLED, grpc.StatusCode.UNAVAILABLE)

@@ -15,6 +15,7 @@ __all__ = [
     "GatewayError",
     "MalformedBodyError",
     "RequestTooLargeError",
+    "ShuttingDownError",
     "UnauthorizedError",
     "UnprocessableBodyError",
     "UnsupportedMediaTypeError",
@@ -62,3 +63,10 @@ class UnauthorizedError(GatewayError):
 
     code = "unauthorized"
     http_status = 401
+
+
+class ShuttingDownError(GatewayError):
+    """The gateway is draining: a long-lived call (``StreamClaim``) is ended; reconnect."""
+
+    code = "unavailable"
+    http_status = 503

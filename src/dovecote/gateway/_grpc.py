@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 from collections.abc import AsyncGenerator, Awaitable, Callable
-from contextlib import aclosing
+from contextlib import aclosing, suppress
 from typing import Any, TypeVar, cast
 
 import grpc
@@ -32,7 +32,7 @@ from dovecote.durable._model import (
     ORDERING_MODES,
     RELEASE_KINDS,
 )
-from dovecote.gateway._errors import GatewayError, UnauthorizedError
+from dovecote.gateway._errors import GatewayError, ShuttingDownError, UnauthorizedError
 from dovecote.gateway._metrics import GatewayMetrics
 from dovecote.gateway._proto import SERVICE_NAME, load
 from dovecote.gateway._wire import choice
@@ -47,6 +47,7 @@ _STATUS = {
     "invalid_state": grpc.StatusCode.FAILED_PRECONDITION,
     "storage_error": grpc.StatusCode.INTERNAL,
     "unauthorized": grpc.StatusCode.UNAUTHENTICATED,
+    "unavailable": grpc.StatusCode.UNAVAILABLE,
 }
 _STATUS_NUMBER = {status: i for i, status in enumerate(MESSAGE_STATUSES)}
 _DEFAULT_LIMIT = 100
@@ -81,6 +82,30 @@ def _rpc(method: Unary) -> Unary:
     return call
 
 
+async def _until(closing: asyncio.Event, items: AsyncGenerator[Any]) -> AsyncGenerator[Any]:
+    """``items`` until ``closing`` is set; then ``ShuttingDownError`` (UNAVAILABLE).
+
+    A stream waiting for sends would otherwise hold a graceful stop for its whole grace.
+    """
+    closed = asyncio.ensure_future(closing.wait())
+    try:
+        while True:
+            step = asyncio.ensure_future(anext(items))
+            await asyncio.wait((step, closed), return_when=asyncio.FIRST_COMPLETED)
+            if not step.done():
+                step.cancel()
+                with suppress(asyncio.CancelledError, StopAsyncIteration):
+                    await step
+                raise ShuttingDownError("the server is shutting down; reconnect")
+            try:
+                item = step.result()
+            except StopAsyncIteration:
+                return
+            yield item
+    finally:
+        closed.cancel()
+
+
 def _streaming_rpc(method: Streaming) -> Streaming:
     """As ``_rpc`` for a server-streaming method: an error ends the stream with its status."""
     name = method.__name__
@@ -88,21 +113,16 @@ def _streaming_rpc(method: Streaming) -> Streaming:
     async def call(
         self: _Servicer, request: Any, context: grpc.aio.ServicerContext[Any, Any]
     ) -> AsyncGenerator[Any]:
-        task = asyncio.current_task()
-        if task is not None:  # so a shutdown can end a stream that waits for sends
-            self.streams.add(task)
         try:
             self.authorize(context)
+            await context.send_initial_metadata(())  # the client sees the stream is open
             async with aclosing(method(self, request, context)) as items:
-                async for item in items:
+                async for item in _until(self.closing, items):
                     yield item
         except (StoreError, GatewayError) as exc:
             code, text = _fail(exc)
             self.metrics.count("grpc", name, code.name)
             await context.abort(code, text)
-        finally:
-            if task is not None:
-                self.streams.discard(task)
         self.metrics.count("grpc", name, "OK")
 
     call.__name__ = name
@@ -117,7 +137,7 @@ class _Servicer:
         self.metrics = metrics
         self.expected = None if token is None else f"Bearer {token}"
         self.pb, _ = load()
-        self.streams: set[asyncio.Task[Any]] = set()
+        self.closing = asyncio.Event()
 
     def authorize(self, context: grpc.aio.ServicerContext[Any, Any]) -> None:
         if self.expected is None:
@@ -300,8 +320,7 @@ class GrpcServer:
 
     async def stop(self, grace: float) -> None:
         """Refuse new calls, end open StreamClaims, let unary calls finish within ``grace``."""
-        for task in list(self._servicer.streams):
-            task.cancel()
+        self._servicer.closing.set()
         await self.server.stop(grace)
 
 
