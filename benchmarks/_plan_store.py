@@ -28,7 +28,7 @@ STORE_WORKLOADS: tuple[Workload, ...] = (
         "(g) durable store (SQLite file): send",
         "FULL / NORMAL: one send per transaction (dovecote: one awaited send at a time; "
         "FULL runs N/10). group FULL / NORMAL: sqlite3 batches 100 sends per transaction; "
-        "dovecote runs 64 concurrent senders whose sends share transactions (group "
+        "dovecote runs 256 concurrent senders whose sends share transactions (group "
         "commit). 100-byte payloads, WAL.",
         (
             Metric("full_per_s", "sends/s FULL", True),

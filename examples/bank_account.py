@@ -15,6 +15,7 @@ Run it with:  python examples/bank_account.py
 
 import asyncio
 import random
+from collections.abc import Awaitable, Callable
 
 import attrs
 
@@ -73,8 +74,8 @@ class Account(Actor):
         self.balance = balance
         self.in_handler = 0  # proof of one-at-a-time: never above 1
 
-    async def on_receive(self, message):
-        if message == "balance":
+    async def on_receive(self, message: Deposit | Withdraw | str) -> Result | int:
+        if isinstance(message, str):  # "balance"
             return self.balance
         self.in_handler += 1
         assert self.in_handler == 1, "two messages interleaved!"
@@ -99,7 +100,10 @@ def workload(seed: int) -> list[Deposit | Withdraw]:
     ]
 
 
-async def client(apply, ops: list[Deposit | Withdraw]) -> int:
+Apply = Callable[[Deposit | Withdraw], Awaitable[Result]]
+
+
+async def client(apply: Apply, ops: list[Deposit | Withdraw]) -> int:
     """Run the ops one by one; return the net change of the ops the account accepted."""
     net = 0
     for op in ops:
@@ -109,7 +113,7 @@ async def client(apply, ops: list[Deposit | Withdraw]) -> int:
     return net
 
 
-async def run_clients(apply) -> int:
+async def run_clients(apply: Apply) -> int:
     nets = await asyncio.gather(*(client(apply, workload(seed)) for seed in range(CLIENTS)))
     return OPENING_BALANCE + sum(nets)  # what the balance must be
 

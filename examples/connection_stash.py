@@ -39,7 +39,7 @@ class Connection(Actor):
         super().__init__()
         self.attempt = 0
 
-    def pre_start(self):
+    def pre_start(self) -> None:
         self.connect()
 
     def connect(self) -> None:
@@ -49,7 +49,7 @@ class Connection(Actor):
         self.context.schedule_once(CONNECT_DELAY, Connected())
 
     # The initial behaviour: offline.
-    def on_receive(self, message):
+    def on_receive(self, message: object) -> None:
         if isinstance(message, Connected):
             log("connected: replaying the stash")
             self.context.become(self.online)
@@ -61,7 +61,7 @@ class Connection(Actor):
             self.context.stash()
 
     # The behaviour after become(): same signature as on_receive.
-    async def online(self, message):
+    async def online(self, message: object) -> str | None:
         if isinstance(message, Disconnected):
             log("disconnected: back to stashing")
             self.context.unbecome()  # back to on_receive

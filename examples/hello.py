@@ -5,19 +5,19 @@ from dovecote import Actor, ActorOptions, ActorSystem
 from dovecote.observability import configure_logging
 
 
-class Shouter(Actor):
-    def on_receive(self, message):  # a plain `def` handler runs inline: no task, no future
+class Shouter(Actor[str, str]):
+    def on_receive(self, message: str) -> str:  # a plain `def` handler runs inline: no task
         return message.upper()  # the return value answers ask()
 
 
 class Greeter(Actor):
     greeted = 0  # state is touched by one message at a time: no locks needed
 
-    def pre_start(self):  # also runs after a restart (the default post_restart calls it)
+    def pre_start(self) -> None:  # also runs after a restart (the default post_restart does)
         self.shouter = self.context.spawn(Shouter, "shouter")  # child: /user/greeter/shouter
         print(f"  [greeter] started, child at {self.shouter.path}")
 
-    async def on_receive(self, message):  # may await; the next message waits its turn
+    async def on_receive(self, message: str) -> str:  # may await; the next message waits
         if message == "crash":
             raise RuntimeError("boom")
         if message.startswith("shout "):
@@ -27,11 +27,14 @@ class Greeter(Actor):
 
 
 class Sink(Actor):
-    def pre_start(self):
+    def pre_start(self) -> None:
         self.kept: list[int] = []
 
-    def on_receive(self, message):
-        return self.kept if message == "kept?" else self.kept.append(message)
+    def on_receive(self, message: int | str) -> list[int] | None:
+        if isinstance(message, int):
+            self.kept.append(message)
+            return None
+        return self.kept  # "kept?"
 
 
 async def main() -> None:

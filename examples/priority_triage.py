@@ -37,7 +37,7 @@ class TriageWorker(Actor):
         super().__init__()
         self.handled: list[Ticket] = []
 
-    async def on_receive(self, message):
+    async def on_receive(self, message: object) -> list[int] | None:
         if isinstance(message, Ticket):
             await asyncio.sleep(0.001)  # pretend to work on it
             self.handled.append(message)

@@ -44,21 +44,21 @@ class Worker(Actor):
         self.done = 0
         log(f"worker #{self.incarnation}: __init__")
 
-    def pre_start(self):
+    def pre_start(self) -> None:
         log(f"worker #{self.incarnation}: pre_start")
 
-    def pre_restart(self, error, message):
+    def pre_restart(self, error: BaseException, message: object) -> None:
         log(f"worker #{self.incarnation}: pre_restart({error!r}, failing message={message!r})")
         super().pre_restart(error, message)  # default: stop children, then post_stop()
 
-    def post_restart(self, error):
+    def post_restart(self, error: BaseException) -> None:
         log(f"worker #{self.incarnation}: post_restart({error!r})")
         super().post_restart(error)  # default: pre_start()
 
-    def post_stop(self):
+    def post_stop(self) -> None:
         log(f"worker #{self.incarnation}: post_stop")
 
-    def on_receive(self, message):
+    def on_receive(self, message: str) -> None:
         if message.startswith("poison"):
             log(f"worker #{self.incarnation}: {message!r} -> raising ValueError")
             raise ValueError(f"cannot digest {message}")
@@ -72,15 +72,15 @@ class Supervisor(Actor):
         max_restarts=3, within=10.0, backoff=Backoff(min_delay=0.05, max_delay=0.5)
     )
 
-    def __init__(self, finished: asyncio.Future) -> None:
+    def __init__(self, finished: asyncio.Future[None]) -> None:
         super().__init__()
         self.finished = finished
 
-    def pre_start(self):
+    def pre_start(self) -> None:
         self.worker = self.context.spawn(Worker, "worker")
         self.context.watch(self.worker)  # death watch: Terminated(worker) when it stops
 
-    def on_receive(self, message):
+    def on_receive(self, message: object) -> None:
         if isinstance(message, Terminated):
             log(f"supervisor: {message.ref.path} stopped for good (restart budget spent)")
             self.finished.set_result(None)

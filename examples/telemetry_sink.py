@@ -34,7 +34,7 @@ class TelemetrySink(Actor):
         self.latest: dict[str, Reading] = {}
         self.first_seq_stored: int | None = None  # oldest reading stored this burst
 
-    def on_receive(self, message):
+    def on_receive(self, message: object) -> object:
         if isinstance(message, Reading):
             self.stored += 1
             self.latest[message.sensor] = message

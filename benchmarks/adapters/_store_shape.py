@@ -8,7 +8,7 @@ from __future__ import annotations
 
 PAYLOAD = b"x" * 100
 #: concurrent senders / consumers of the group-commit figures
-SENDERS = 64
+SENDERS = 256
 CONSUMERS = 8
 
 

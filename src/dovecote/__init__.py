@@ -16,6 +16,7 @@ from dovecote._errors import (
     InvalidMailboxAddressError,
     MailboxFullError,
     OptionsError,
+    UnhandledMessageError,
     UnsupportedCapabilityError,
 )
 from dovecote.actors import (
@@ -31,10 +32,14 @@ from dovecote.actors import (
     Clock,
     DeadLetter,
     DeadLetterReason,
+    DispatcherName,
     EventStream,
+    ManualClock,
     PoisonPill,
     Subscription,
+    SystemClock,
     Terminated,
+    UnhandledMessage,
 )
 from dovecote.dispatch import run, uvloop_available
 from dovecote.mailboxes import (
@@ -43,6 +48,7 @@ from dovecote.mailboxes import (
     Envelope,
     Mailbox,
     MailboxDropReason,
+    OverflowPolicy,
     PriorityMailbox,
 )
 from dovecote.supervision import (
@@ -80,6 +86,7 @@ __all__ = [
     "DeadLetterReason",
     "Decision",
     "Directive",
+    "DispatcherName",
     "DovecoteError",
     "DropReportingMailbox",
     "Envelope",
@@ -90,13 +97,18 @@ __all__ = [
     "Mailbox",
     "MailboxDropReason",
     "MailboxFullError",
+    "ManualClock",
     "OneForOneStrategy",
     "OptionsError",
+    "OverflowPolicy",
     "PoisonPill",
     "PriorityMailbox",
     "Subscription",
     "SupervisorStrategy",
+    "SystemClock",
     "Terminated",
+    "UnhandledMessage",
+    "UnhandledMessageError",
     "UnsupportedCapabilityError",
     "__version__",
     "default_decider",

@@ -20,6 +20,7 @@ __all__ = [
     "MailboxFullError",
     "OptionsError",
     "SerializationError",
+    "UnhandledMessageError",
     "UnsupportedCapabilityError",
 ]
 
@@ -78,3 +79,8 @@ class ActorInitializationError(DovecoteError):
 
 class SerializationError(DovecoteError, ValueError):
     """A value could not be encoded for the wire (unregistered type) or bytes not decoded."""
+
+
+class UnhandledMessageError(DovecoteError):
+    """The actor did not handle the asked message (the default ``on_receive``, or the
+    handler called ``self.unhandled(message)``). Not a failure: the actor keeps running."""

@@ -76,6 +76,10 @@ def priority_of(message: Any) -> int:
     return getattr(message, "priority", 0)
 
 
+def class_names(cls: type) -> set[str]:
+    return {cls.__name__, cls.__qualname__, f"{cls.__module__}.{cls.__qualname__}"}
+
+
 ROLES: dict[str, tuple[type[LedgerActor], ActorOptions | None, set[str]]] = {
     "unbounded": (LedgerUnbounded, None, set()),
     "drop-head": (LedgerDropHead, ActorOptions.create().with_mailbox_capacity(4), {"drop-head"}),
@@ -142,9 +146,13 @@ class Ledger:
         return sum(1 for w in self.delivered.items if w.role == role)
 
     def dropped_by_reason(self, role: str) -> dict[str, float]:
+        # a stopped incarnation's drops move to its class's series with an empty path
         out: Counter[str] = Counter()
+        names = class_names(ROLES[role][0])
         for labels, value in metric_samples(self.system.metrics, "actor_mailbox_dropped_total"):
-            if labels.get("path") == f"/user/{role}" and value:
+            path = labels.get("path")
+            mine = path == f"/user/{role}" or (path == "" and labels.get("actor_class") in names)
+            if mine and value:
                 out[labels.get("policy", "?")] += int(value)
         return dict(out)
 
@@ -162,8 +170,7 @@ class Ledger:
         )
 
     def queued(self, role: str) -> int:
-        cls = ROLES[role][0]
-        names = {cls.__name__, cls.__qualname__, f"{cls.__module__}.{cls.__qualname__}"}
+        names = class_names(ROLES[role][0])
         return int(
             sum(
                 value

@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
-from dovecote.addressing import ManualClock
+from dovecote import ManualClock
 from dovecote.durable import MailboxStore, open_store
 from service_urls import postgres_url
 

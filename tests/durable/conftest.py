@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from dovecote.addressing import ManualClock
+from dovecote import ManualClock
 
 from .backends import BACKENDS
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from dovecote.addressing import ManualClock
+from dovecote import ManualClock
 from dovecote.durable import (
     InvalidRequestError,
     MailboxStore,
@@ -161,3 +161,23 @@ async def test_an_idle_stream_makes_no_queries() -> None:
         await store.send("q", b"x", sender="s")
         assert (await asyncio.wait_for(pending, WAIT)).message.payload == b"x"
         await stream.aclose()
+
+
+@pytest.mark.skipif(
+    __import__("importlib").util.find_spec("dovecote.durable._postgres") is not None,
+    reason="this build has the PostgreSQL backend",
+)
+async def test_a_postgresql_url_without_the_backend_is_a_clear_error() -> None:
+    with pytest.raises(InvalidRequestError, match="PostgreSQL"):
+        await open_store("postgresql://postgres@127.0.0.1:5432/test")
+
+
+async def test_a_sqlite_url_may_carry_durability_and_busy_timeout(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'q.db'}?durability=normal&busy_timeout=2"
+    async with open_store(url, sweep_interval=None) as store:
+        assert store.durability == "normal"
+    assert (tmp_path / "q.db").exists()
+    with pytest.raises(InvalidRequestError, match="unknown SQLite URL option"):
+        open_store(f"sqlite:///{tmp_path / 'q.db'}?mode=ro")
+    with pytest.raises(InvalidRequestError, match="argument"):
+        await open_store(url, durability="full")

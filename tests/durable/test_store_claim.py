@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from dovecote.addressing import ManualClock
+from dovecote import ManualClock
 from dovecote.durable import (
     AlreadyCommittedError,
     InvalidRequestError,

@@ -6,7 +6,7 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry
 
-from dovecote.addressing import ManualClock
+from dovecote import ManualClock
 
 
 def _value(store: Any, name: str, **labels: str) -> float:

@@ -19,7 +19,6 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 
 from dovecote._errors import MailboxFullError
 from dovecote.mailboxes import (
-    EMPTY,
     BareEnvelope,
     BoundedMailbox,
     Envelope,
@@ -29,7 +28,7 @@ from dovecote.mailboxes import (
     PriorityMailbox,
     SystemEnvelope,
 )
-from dovecote.mailboxes._envelope import is_exempt, message_of
+from dovecote.mailboxes._envelope import EMPTY, is_exempt, message_of
 
 WARN_AT = 3
 BAD_TAGS = ("raise", "nan", "text")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -105,3 +106,58 @@ def test_importing_the_package_does_not_configure_structlog() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
     )
     assert result.stdout.strip() == "False"
+
+
+# -- the default route: stdlib logging under "dovecote" ------------------------------------
+def test_unconfigured_events_are_stdlib_records_under_their_name(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG, logger="dovecote")
+    get_logger("dovecote.test", path="/user/a b").warning("queue growing", size=3)
+    [record] = [r for r in caplog.records if r.name == "dovecote.test"]
+    assert record.levelno == logging.WARNING
+    assert record.getMessage() == "queue growing path='/user/a b' size=3"
+    assert record.dovecote == {"path": "/user/a b", "size": 3}  # type: ignore[attr-defined]
+
+
+def test_unconfigured_exceptions_keep_their_traceback(caplog: pytest.LogCaptureFixture) -> None:
+    try:
+        raise KeyError("gone")
+    except KeyError:
+        get_logger("dovecote.test").exception("handler failed")
+    [record] = [r for r in caplog.records if r.name == "dovecote.test"]
+    assert record.levelno == logging.ERROR
+    assert record.exc_info is not None
+    assert record.exc_info[0] is KeyError
+
+
+def test_the_stdlib_level_decides(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.WARNING, logger="dovecote")
+    log = get_logger("dovecote.test")
+    log.info("quiet")
+    log.error("loud")
+    assert [r.getMessage() for r in caplog.records if r.name == "dovecote.test"] == ["loud"]
+
+
+def test_bound_loggers_keep_routing(caplog: pytest.LogCaptureFixture) -> None:
+    log = get_logger("dovecote.test", a=1).bind(b=2).try_unbind("a")
+    log.warning("hi")
+    assert [r.getMessage() for r in caplog.records if r.name == "dovecote.test"] == ["hi b=2"]
+    with capture_logs() as logs:
+        log.warning("captured")
+    assert logs[0]["b"] == 2
+
+
+def test_by_default_warnings_reach_stderr_and_nothing_reaches_stdout() -> None:
+    code = (
+        "from dovecote.observability import get_logger\n"
+        "log = get_logger('dovecote.x')\n"
+        "log.info('info line')\n"
+        "log.warning('warning line', n=1)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    )
+    assert result.stdout == ""
+    assert result.stderr == "warning line n=1\n"

@@ -6,8 +6,8 @@ counts into the system's registry (``observability``) and is reachable by addres
 (``addressing``).
 """
 
+from dovecote._clock import Clock, ManualClock, SystemClock
 from dovecote.actors._actor import Actor
-from dovecote.actors._clock import Clock
 from dovecote.actors._context import ActorContext
 from dovecote.actors._event_stream import EventStream, Subscription
 from dovecote.actors._messages import (
@@ -18,9 +18,10 @@ from dovecote.actors._messages import (
     DeadLetterReason,
     PoisonPill,
     Terminated,
+    UnhandledMessage,
 )
 from dovecote.actors._names import NAME_PATTERN
-from dovecote.actors._options import ActorOptions
+from dovecote.actors._options import ActorOptions, DispatcherName
 from dovecote.actors._ref import ActorRef
 from dovecote.actors._system import ActorSystem
 from dovecote.actors._timers import Cancellable
@@ -39,8 +40,12 @@ __all__ = [
     "Clock",
     "DeadLetter",
     "DeadLetterReason",
+    "DispatcherName",
     "EventStream",
+    "ManualClock",
     "PoisonPill",
     "Subscription",
+    "SystemClock",
     "Terminated",
+    "UnhandledMessage",
 ]

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, cast
 
+from dovecote.actors import _unhandled
+from dovecote.actors._type_params import M, R
 from dovecote.supervision import OneForOneStrategy, SupervisorStrategy
 
 if TYPE_CHECKING:
@@ -22,11 +24,13 @@ _DEFAULT_STRATEGY = OneForOneStrategy()
 _constructing: list[ActorCell] = []
 
 
-class Actor:
+class Actor(Generic[M, R]):
     """Base class for actors: override :meth:`on_receive` and, if needed, the hooks.
 
     The runtime calls ``on_receive`` with one message at a time; its return value
     answers ``ask``. Every hook and the handler may be plain ``def`` or ``async def``.
+    ``Actor[M, R]`` types it: ``M`` the messages it takes, ``R`` its answers, so
+    ``spawn`` returns an ``ActorRef[M, R]`` (a plain ``Actor`` is ``Actor[Any, Any]``).
     """
 
     #: Start ``async def`` handlers inline, giving them a task only once they await.
@@ -46,7 +50,7 @@ class Actor:
         return self._cell
 
     @property
-    def self_ref(self) -> ActorRef:
+    def self_ref(self) -> ActorRef[M, R]:
         """A reference to this actor, safe to hand to others."""
         return self._cell._ref
 
@@ -64,9 +68,22 @@ class Actor:
         """
         return _DEFAULT_STRATEGY
 
-    def on_receive(self, message: Any) -> Any | Awaitable[Any]:
-        """Handle one message; the return value answers ``ask``. Default: ignore it."""
-        return None
+    def on_receive(self, message: M) -> R | Awaitable[R]:
+        """Handle one message; the return value answers ``ask``.
+
+        Default: :meth:`unhandled` (so a misspelt override does not answer ``None``).
+        """
+        self.unhandled(message)
+        return cast(R, None)
+
+    def unhandled(self, message: Any) -> None:
+        """Declare ``message`` unhandled: call it from a handler's fall-through branch.
+
+        Publishes :class:`UnhandledMessage` on the event stream, logs a warning
+        (rate-limited per actor class and message type) and fails a pending ``ask``
+        with :class:`UnhandledMessageError`. Not a failure: the actor keeps its state.
+        """
+        _unhandled.report(self._cell, message)
 
     def pre_start(self) -> Any:
         """Called after the instance is created, before its first message."""

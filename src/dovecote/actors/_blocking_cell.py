@@ -7,8 +7,9 @@ from typing import Any
 
 from dovecote.actors import _lifecycle
 from dovecote.actors._cell import ActorCell
+from dovecote.actors._envelope_kinds import IDLE
 from dovecote.dispatch import CoroutineType
-from dovecote.mailboxes import EMPTY, Envelope
+from dovecote.mailboxes import Envelope
 
 __all__ = ["BlockingActorCell"]
 
@@ -37,10 +38,11 @@ class BlockingActorCell(ActorCell):
                 if self._suspended:
                     self._scheduled = False  # the supervisor's answer reschedules it
                     return
-                item = mailbox.take()
-                if item is EMPTY:
+                if not mailbox.user_count:  # by count: take() may return any message
+                    mailbox.take()  # re-arms the growth warning
                     self._scheduled = False
                     return
+                item = mailbox.take()
                 self._invoke_item(item)  # the thread's completion continues the turn
                 if self._stats is not None:
                     self._stats.processed += 1
@@ -49,7 +51,7 @@ class BlockingActorCell(ActorCell):
         finally:
             system._running = outer
             if not self._awaiting:
-                self._current = EMPTY
+                self._current = IDLE
 
     def _invoke_bare(self, message: Any) -> None:
         self._current = message

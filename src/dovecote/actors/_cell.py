@@ -23,12 +23,12 @@ from typing import TYPE_CHECKING, Any
 
 from dovecote.actors import _envelope_kinds, _fault_handling, _lifecycle
 from dovecote.actors._context_impl import ContextImpl
-from dovecote.actors._envelope_kinds import is_runtime_envelope
+from dovecote.actors._envelope_kinds import IDLE, is_runtime_envelope
 from dovecote.actors._messages import PoisonPill, Terminated
 from dovecote.actors._ref import ActorRef
 from dovecote.actors._system_messages import DrainBarrier
 from dovecote.dispatch import CoroutineType, continue_in_task, step_inline
-from dovecote.mailboxes import EMPTY, Envelope, Mailbox
+from dovecote.mailboxes import Envelope, Mailbox
 from dovecote.observability import get_logger
 
 if TYPE_CHECKING:
@@ -117,7 +117,7 @@ class ActorCell(ContextImpl):
         self._terminating = False
         self._terminated = False
         self._stop_requested = False
-        self._current: Any = EMPTY  # the item being handled (an Envelope or a bare message)
+        self._current: Any = IDLE  # the item being handled (an Envelope or a bare message)
         self._stepped: Any = None
         self._replied = False
         self._task: asyncio.Future[Any] | None = None
@@ -187,7 +187,7 @@ class ActorCell(ContextImpl):
                         done += 1
                     # with sample_every=1 every message comes through here
                     stop = stop or empty or system._sample_countdown <= 0
-                item: Any = EMPTY
+                item: Any = IDLE
                 envelopes = _envelope_kinds.RUNTIME_TYPES
                 try:
                     while not stop and done < budget:
@@ -232,7 +232,7 @@ class ActorCell(ContextImpl):
             system._running = outer
             system._sample_countdown -= done
             if not self._awaiting:
-                self._current = EMPTY
+                self._current = IDLE
             stats = self._stats
             if stats is not None:
                 stats.processed += done
@@ -251,9 +251,10 @@ class ActorCell(ContextImpl):
 
     def _sample(self, mailbox: Mailbox) -> tuple[bool, bool]:
         """Time the next message (sampling is due); returns (queue was empty, stop)."""
-        item = mailbox.take()
-        if item is EMPTY:
+        if not mailbox.user_count:  # by count: whatever take() returns may be a message
+            mailbox.take()  # re-arms the growth warning
             return True, False
+        item = mailbox.take()
         system = self._system
         every = system._sample_every
         system._sample_countdown = 0 if every == 1 else every
@@ -284,10 +285,10 @@ class ActorCell(ContextImpl):
             if type(result) is CoroutineType and not self._step(result):
                 return
         except Exception as error:
-            self._current = EMPTY
+            self._current = IDLE
             _fault_handling.handle_failure(self, message, error)
             return
-        self._current = EMPTY
+        self._current = IDLE
 
     def _invoke(self, env: Envelope) -> None:
         self._current = env
@@ -299,10 +300,10 @@ class ActorCell(ContextImpl):
                 result = self._stepped
                 self._stepped = None
         except Exception as error:
-            self._current = EMPTY
+            self._current = IDLE
             _fault_handling.handle_failure(self, env, error)
             return
-        self._current = EMPTY
+        self._current = IDLE
         reply = env.reply
         if reply is not None:
             if self._replied:
@@ -336,13 +337,13 @@ class ActorCell(ContextImpl):
 
     def _handler_done(self, task: asyncio.Future[Any]) -> None:
         item = self._current
-        self._current = EMPTY
+        self._current = IDLE
         replied = self._replied
         self._replied = False
         self._awaiting = False
         self._task = None
         reply = item.reply if is_runtime_envelope(item) else None
-        if item is not EMPTY:
+        if item is not IDLE:
             if task.cancelled():
                 # only a forced stop cancels a handler: the asker learns the actor stopped
                 if reply is not None:

@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from dovecote.actors._ref import ActorRef
     from dovecote.actors._system import ActorSystem
     from dovecote.actors._timers import Cancellable
+    from dovecote.actors._type_params import M, R
 
 __all__ = ["ActorContext"]
 
@@ -54,10 +55,10 @@ class ActorContext(abc.ABC):
     @abc.abstractmethod
     def spawn(
         self,
-        factory: Callable[[], Actor],
+        factory: Callable[[], Actor[M, R]],
         name: str | None = None,
         options: ActorOptions | None = None,
-    ) -> ActorRef:
+    ) -> ActorRef[M, R]:
         """Start a child actor (see ``ActorSystem.spawn``)."""
 
     @abc.abstractmethod
@@ -103,6 +104,14 @@ class ActorContext(abc.ABC):
         self, initial_delay: float, interval: float, message: Any, target: ActorRef | None = None
     ) -> Cancellable:
         """Tell ``message`` after ``initial_delay``, then every ``interval`` seconds."""
+
+    @abc.abstractmethod
+    def forward(self, ref: ActorRef) -> None:
+        """Pass the current message on to ``ref`` with its original sender and asker.
+
+        ``ref`` then answers the ask (its return value or ``context.reply``); this
+        actor's own return value no longer does. Routers are built on it.
+        """
 
     @abc.abstractmethod
     def reply(self, message: Any) -> None:

@@ -10,12 +10,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
+from dovecote._errors import ActorStoppedError
 from dovecote.actors import _death_watch, _lifecycle, _timers
 from dovecote.actors._context import ActorContext
-from dovecote.actors._envelope_kinds import is_runtime_envelope
+from dovecote.actors._envelope_kinds import IDLE, is_runtime_envelope
 from dovecote.actors._messages import DeadLetterReason
 from dovecote.actors._ref import ActorRef, ReplyRef
-from dovecote.mailboxes import EMPTY, Envelope, Mailbox
+from dovecote.actors._type_params import M, R
+from dovecote.mailboxes import Envelope, Mailbox
 
 if TYPE_CHECKING:
     from dovecote.actors._actor import Actor
@@ -110,10 +112,10 @@ class ContextImpl(ActorContext):
 
     def spawn(
         self,
-        factory: Callable[[], Actor],
+        factory: Callable[[], Actor[M, R]],
         name: str | None = None,
         options: ActorOptions | None = None,
-    ) -> ActorRef:
+    ) -> ActorRef[M, R]:
         return _lifecycle.spawn(cast("ActorCell", self), factory, name, options)
 
     def stop(self, ref: ActorRef) -> None:
@@ -129,7 +131,7 @@ class ContextImpl(ActorContext):
 
     def stash(self) -> None:
         env = self._current
-        if env is EMPTY:
+        if env is IDLE:
             raise RuntimeError("stash() can only be called while handling a message")
         if is_runtime_envelope(env) and env.reply is not None:
             if env.reply.done():
@@ -178,6 +180,23 @@ class ContextImpl(ActorContext):
         self, initial_delay: float, interval: float, message: Any, target: ActorRef | None = None
     ) -> Cancellable:
         return _timers.schedule(cast("ActorCell", self), initial_delay, interval, message, target)
+
+    def forward(self, ref: ActorRef) -> None:
+        env = self._current
+        if env is IDLE:
+            raise RuntimeError("forward() can only be called while handling a message")
+        if not is_runtime_envelope(env):
+            ref.tell(env)
+            return
+        if env.reply is not None:
+            self._replied = True  # the target answers the ask now, not our return value
+        target = ref._cell
+        if target._terminated:
+            ref.tell(env.message, env.sender)  # dead-lettered with the usual accounting
+            if env.reply is not None and not env.reply.done():
+                env.reply.set_exception(ActorStoppedError(f"{target.path} is stopped"))
+            return
+        target._enqueue(env)
 
     def reply(self, message: Any) -> None:
         self._reply(message)

@@ -55,7 +55,9 @@ def on_terminated(cell: ActorCell) -> None:
     cell._watchers = None
     if watchers:
         for watcher in watchers:
-            if not watcher._terminated:
+            # A watcher that is stopping handles no more user messages: its Terminated
+            # would only turn into a queued-at-stop dead letter (noise, not a lost message).
+            if not watcher._terminated and not watcher._terminating:
                 _notify(watcher, cell)
     watching = cell._watching
     cell._watching = None

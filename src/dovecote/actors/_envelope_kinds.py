@@ -12,7 +12,27 @@ from typing import Any
 
 from dovecote.mailboxes import BareEnvelope, Envelope, ExemptEnvelope
 
-__all__ = ["RUNTIME_TYPES", "Posted", "PostedExempt", "is_runtime_envelope", "register", "unwrap"]
+__all__ = [
+    "IDLE",
+    "RUNTIME_TYPES",
+    "Posted",
+    "PostedExempt",
+    "is_runtime_envelope",
+    "register",
+    "unwrap",
+]
+
+
+class _Idle:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<no message>"
+
+
+#: A cell's ``_current`` while it handles no message. Private to the runtime, so no user
+#: message can be mistaken for it (``None`` and every other object are valid messages).
+IDLE: Any = _Idle()
 
 
 class Posted(Envelope):

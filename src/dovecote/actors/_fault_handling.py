@@ -72,7 +72,7 @@ def supervise(parent: ActorCell, failed: Failed) -> None:
     if stats is None:
         stats = child._restart_stats = RestartStats()
     try:
-        decision = strategy.handle_failure(stats, failed.error, system.clock.monotonic())
+        decision = strategy.handle_failure(stats, failed.error, system.clock.now())
     except Exception as decider_error:
         parent.log.error("supervisor decider failed", exc_info=decider_error)
         report(parent, decider_error, None)
@@ -96,7 +96,7 @@ def supervise(parent: ActorCell, failed: Failed) -> None:
             if target is not child:
                 target._suspended = True
             if decision.delay > 0:
-                system._loop.call_later(decision.delay, target._send_system, msg)
+                system.clock.call_later(decision.delay, target._send_system, msg)
             else:
                 target._send_system(msg)
     elif directive is Directive.STOP:

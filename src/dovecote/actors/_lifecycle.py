@@ -330,8 +330,9 @@ def _finalize(cell: ActorCell) -> None:
     stats = cell._stats
     if stats is not None:
         stats.stopped += 1
-    if system.metrics._tracked_paths:
-        system.metrics.untrack_path(cell.path)
+    metrics = system.metrics
+    if metrics._tracked_paths or metrics._drop_keys_by_path:
+        metrics.forget_path(cell.path)
     parent = cell._parent
     if parent is not None:  # the /user guardian is not a user actor
         system._publish_lifecycle(ActorStopped, cell)

@@ -17,6 +17,7 @@ __all__ = [
     "DeadLetterReason",
     "PoisonPill",
     "Terminated",
+    "UnhandledMessage",
 ]
 
 
@@ -93,3 +94,13 @@ class ActorStopped:
     """Lifecycle event: an actor has stopped for good."""
 
     ref: ActorRef
+
+
+@attrs.frozen(slots=True)
+class UnhandledMessage:
+    """Event: ``recipient`` did not handle ``message`` (the default ``on_receive``, or
+    ``self.unhandled(message)``). ``sender`` is the message's sender, or None."""
+
+    message: Any
+    sender: ActorRef | None
+    recipient: ActorRef

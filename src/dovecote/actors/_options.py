@@ -3,19 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 import attrs
 
 from dovecote._errors import OptionsError
-from dovecote.mailboxes import BoundedMailbox, Mailbox
+from dovecote.mailboxes import BoundedMailbox, Mailbox, OverflowPolicy
 from dovecote.supervision import SupervisorStrategy
 
-__all__ = ["OVERFLOW_POLICIES", "ActorOptions"]
+__all__ = ["OVERFLOW_POLICIES", "ActorOptions", "DispatcherName"]
 
 #: The overflow policies a bounded mailbox understands.
 OVERFLOW_POLICIES = ("drop-head", "drop-new", "reject")
 DISPATCHERS = ("default", "blocking")
+#: Where an actor's handlers run: the event loop, or a thread pool (checked at run time too).
+DispatcherName = Literal["default", "blocking"]
 
 
 def _check_capacity(_: Any, __: Any, value: object) -> None:
@@ -62,11 +64,11 @@ class ActorOptions:
 
     mailbox_capacity: int | None = attrs.field(default=None, validator=_check_capacity)
     """Bound for the default FIFO mailbox; ``None`` means unbounded."""
-    mailbox_overflow: str | None = attrs.field(default=None, validator=_check_overflow)
+    mailbox_overflow: OverflowPolicy | None = attrs.field(default=None, validator=_check_overflow)
     """What a full bounded mailbox does: drop-head (default with a capacity), drop-new, reject."""
     mailbox: Callable[[], Mailbox] | None = attrs.field(default=None, validator=_check_mailbox)
     """Factory for a mailbox of your own; called once per actor incarnation."""
-    dispatcher: str = attrs.field(default="default", validator=_check_dispatcher)
+    dispatcher: DispatcherName = attrs.field(default="default", validator=_check_dispatcher)
     """``"default"`` (the event loop) or ``"blocking"`` (handlers run on a thread pool)."""
     supervisor_strategy: SupervisorStrategy | None = attrs.field(
         default=None, validator=_check_strategy
@@ -84,7 +86,7 @@ class ActorOptions:
         """Bound the default FIFO mailbox at ``capacity`` user messages."""
         return attrs.evolve(self, mailbox_capacity=capacity)
 
-    def with_mailbox_overflow(self, policy: str) -> ActorOptions:
+    def with_mailbox_overflow(self, policy: OverflowPolicy) -> ActorOptions:
         """Choose what a full bounded mailbox discards: drop-head, drop-new or reject."""
         return attrs.evolve(self, mailbox_overflow=policy)
 
@@ -92,7 +94,7 @@ class ActorOptions:
         """Use a mailbox of your own (e.g. a PriorityMailbox), made fresh per incarnation."""
         return attrs.evolve(self, mailbox=factory)
 
-    def with_dispatcher(self, name: str) -> ActorOptions:
+    def with_dispatcher(self, name: DispatcherName) -> ActorOptions:
         """Run handlers on ``"default"`` (the event loop) or ``"blocking"`` (threads)."""
         return attrs.evolve(self, dispatcher=name)
 
@@ -125,7 +127,7 @@ class ActorOptions:
         if self.mailbox is not None:
             mailbox = self.mailbox()
             if not isinstance(mailbox, Mailbox):
-                raise TypeError(
+                raise OptionsError(
                     f"mailbox factory returned {type(mailbox).__name__}, not a dovecote Mailbox"
                 )
             return mailbox

@@ -114,7 +114,7 @@ class ActorMailProvider(MemoryProvider):
     """The ``mem`` provider of one actor system (a private bus per system)."""
 
     def __init__(self, system: ActorSystem) -> None:
-        super().__init__(MemoryBus())
+        super().__init__(MemoryBus(), clock=system.clock)
         self._system = system
         self._actor_subscriptions: dict[ActorCell, Subscription] = {}
 
@@ -137,9 +137,11 @@ class ActorMailProvider(MemoryProvider):
         self._unregister_subscription(subscription)
         for task in list(subscription._backoffs):
             task.cancel()
-        state = self.bus.find(str(subscription.address))
+        topic = str(subscription.address)
+        state = self.bus.find(topic)
         if state is not None:
             state.subscriptions.pop(subscription.id, None)
+            self.bus.forget_if_idle(topic)  # unless letters wait there for ``fetch``
 
 
 def make_post_office(system: ActorSystem) -> tuple[PostOffice, ActorMailProvider]:

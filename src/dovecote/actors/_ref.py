@@ -5,11 +5,12 @@ from __future__ import annotations
 import asyncio
 import math
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic
 
 from dovecote._errors import ActorStoppedError, AskDeadlockError
 from dovecote.actors._envelope_kinds import Posted, PostedExempt
 from dovecote.actors._messages import PoisonPill
+from dovecote.actors._type_params import M, R
 from dovecote.mailboxes import Envelope
 
 if TYPE_CHECKING:
@@ -38,8 +39,11 @@ def enable_threads() -> None:
 _INF = math.inf
 
 
-class ActorRef:
+class ActorRef(Generic[M, R]):
     """A handle to one actor incarnation: ``tell``, ``ask``, ``stop``.
+
+    ``ActorRef[M, R]`` (what ``spawn`` of an ``Actor[M, R]`` returns): ``tell`` takes an
+    ``M``, ``await ask(...)`` is an ``R``. A plain ``ActorRef`` is ``ActorRef[Any, Any]``.
 
     Refs are cheap, hashable and compare by address plus incarnation: a new actor
     spawned under a name that was used before gets a ref that is not equal to the old one.
@@ -51,7 +55,7 @@ class ActorRef:
         self._cell = cell
 
     # -- sending ---------------------------------------------------------------------------
-    def tell(self, message: Any, sender: ActorRef | None = None) -> None:
+    def tell(self, message: M, sender: ActorRef | None = None) -> None:
         """Queue ``message`` for the actor; never blocks, never awaits.
 
         Raises MailboxFullError only when the actor's bounded mailbox uses ``reject``.
@@ -98,7 +102,7 @@ class ActorRef:
             cell._scheduled = True
             cell._system._schedule(cell)
 
-    async def ask(self, message: Any, timeout: float = 5.0) -> Any:
+    async def ask(self, message: M, timeout: float = 5.0) -> R:
         """Send ``message`` and wait for the handler's return value (or context.reply).
 
         Raises the handler's exception if it failed, :class:`AskTimeoutError` after
@@ -131,7 +135,8 @@ class ActorRef:
             system._schedule(cell)
         if timeout != _INF:
             system._ask_timeouts.track(future, self, message, timeout)
-        return await future
+        result: R = await future
+        return result
 
     def stop(self) -> None:
         """Graceful stop: a PoisonPill behind the messages already queued.

@@ -12,13 +12,18 @@ from collections.abc import Callable, Iterator
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from dovecote._errors import ActorNotFoundError, ActorStoppedError, DovecoteError
+from dovecote._clock import Clock, SystemClock
+from dovecote._errors import (
+    ActorNotFoundError,
+    ActorStoppedError,
+    InvalidActorNameError,
+    OptionsError,
+)
 from dovecote.actors import _lifecycle, _ref
 from dovecote.actors._actor import Actor
 from dovecote.actors._ask_timeouts import AskTimeouts
 from dovecote.actors._blocking_cell import BlockingActorCell  # noqa: F401 (registers it)
 from dovecote.actors._cell import ActorCell
-from dovecote.actors._clock import Clock
 from dovecote.actors._envelope_kinds import PostedExempt, is_runtime_envelope
 from dovecote.actors._event_stream import EventStream
 from dovecote.actors._messages import DeadLetter, DeadLetterReason, PoisonPill
@@ -27,8 +32,8 @@ from dovecote.actors._names import NAME_PATTERN
 from dovecote.actors._options import ActorOptions
 from dovecote.actors._ref import ActorRef, enable_threads
 from dovecote.actors._system_messages import TERMINATE, DrainBarrier
-from dovecote.actors._turns import DEFAULT_SLICE, TurnQueue
-from dovecote.dispatch import DEFAULT_THROUGHPUT, BlockingExecutor
+from dovecote.actors._type_params import M, R
+from dovecote.dispatch import DEFAULT_SLICE, DEFAULT_THROUGHPUT, BlockingExecutor, TurnQueue
 from dovecote.mailboxes import Mailbox
 from dovecote.observability import ClassStats, RuntimeMetrics, get_logger
 from dovecote.supervision import OneForOneStrategy, SupervisorStrategy
@@ -43,8 +48,49 @@ _HOST = re.compile(r"[A-Za-z0-9]([A-Za-z0-9.-]{0,252}[A-Za-z0-9])?")
 _log = get_logger("dovecote.system")
 
 
+def _check_system_options(
+    host: object,
+    throughput: object,
+    dispatch_slice: object,
+    guardian_strategy: object,
+    blocking_workers: object,
+    dead_letter_log_limit: object,
+) -> None:
+    """Raise OptionsError for the first invalid ``ActorSystem`` keyword (the name aside)."""
+    if not isinstance(host, str) or _HOST.fullmatch(host) is None:
+        raise OptionsError(f"invalid host {host!r}")
+    if not _is_int_at_least(throughput, 1):
+        raise OptionsError(f"throughput must be an int >= 1, got {throughput!r}")
+    if (
+        isinstance(dispatch_slice, bool)
+        or not isinstance(dispatch_slice, (int, float))
+        or not dispatch_slice >= 0
+        or dispatch_slice == math.inf
+    ):
+        raise OptionsError(
+            f"dispatch_slice must be a finite number of seconds >= 0, got {dispatch_slice!r}"
+        )
+    if guardian_strategy is not None and not isinstance(guardian_strategy, SupervisorStrategy):
+        raise OptionsError("guardian_strategy must be a SupervisorStrategy")
+    if blocking_workers is not None and not _is_int_at_least(blocking_workers, 1):
+        raise OptionsError(
+            f"blocking_workers must be an int >= 1 or None, got {blocking_workers!r}"
+        )
+    if not _is_int_at_least(dead_letter_log_limit, 0):
+        raise OptionsError(
+            f"dead_letter_log_limit must be an int >= 0, got {dead_letter_log_limit!r}"
+        )
+
+
+def _is_int_at_least(value: object, least: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= least
+
+
 class _Guardian(Actor):
     """The ``/user`` guardian: parent of every top-level actor."""
+
+    def on_receive(self, message: Any) -> None:
+        return None
 
 
 class ActorSystem:
@@ -81,20 +127,18 @@ class ActorSystem:
                 "(e.g. in `async def main()` run by dovecote.run or asyncio.run)"
             ) from None
         if not isinstance(name, str) or NAME_PATTERN.fullmatch(name) is None:
-            raise DovecoteError(f"invalid system name {name!r}: use [A-Za-z0-9][A-Za-z0-9_.~-]*")
-        if not isinstance(host, str) or _HOST.fullmatch(host) is None:
-            raise DovecoteError(f"invalid host {host!r}")
-        if isinstance(throughput, bool) or not isinstance(throughput, int) or throughput < 1:
-            raise ValueError("throughput must be an int >= 1")
-        if (
-            isinstance(dispatch_slice, bool)
-            or not isinstance(dispatch_slice, (int, float))
-            or not dispatch_slice >= 0
-            or dispatch_slice == math.inf
-        ):
-            raise ValueError("dispatch_slice must be a finite number of seconds >= 0")
-        if guardian_strategy is not None and not isinstance(guardian_strategy, SupervisorStrategy):
-            raise TypeError("guardian_strategy must be a SupervisorStrategy")
+            raise InvalidActorNameError(
+                f"invalid system name {name!r}: use 1-255 characters from [A-Za-z0-9_.~-], "
+                "starting with a letter or digit"
+            )
+        _check_system_options(
+            host,
+            throughput,
+            dispatch_slice,
+            guardian_strategy,
+            blocking_workers,
+            dead_letter_log_limit,
+        )
         self._name = name
         self._host = host.lower()
         self._loop = loop
@@ -105,7 +149,7 @@ class ActorSystem:
         self._ask_timeouts = AskTimeouts(loop)
         self._throughput = throughput
         self._guardian_strategy = guardian_strategy or OneForOneStrategy()
-        self.clock = clock or Clock()
+        self.clock: Clock = clock if clock is not None else SystemClock()
         self.metrics = RuntimeMetrics(name, sample_every=metrics_sample_every)
         self.metrics.set_mailbox_size_source(MailboxSizes(self))
         self._sample_every = self.metrics.sample_every
@@ -124,6 +168,7 @@ class ActorSystem:
         self._shutting_down = False
         self._done: asyncio.Future[None] = loop.create_future()
         self._post_office: PostOffice | None = None
+        self._unhandled_warned: dict[tuple[str, type], list[float]] = {}
         self._mail_provider: ActorMailProvider | None = None
         guardian = ActorCell(
             self, None, "user", "/user", _Guardian, ActorOptions(), Mailbox(), next(self._uids)
@@ -168,10 +213,10 @@ class ActorSystem:
 
     def spawn(
         self,
-        factory: Callable[[], Actor],
+        factory: Callable[[], Actor[M, R]],
         name: str | None = None,
         options: ActorOptions | None = None,
-    ) -> ActorRef:
+    ) -> ActorRef[M, R]:
         """Start a top-level actor under ``/user`` and return its ref at once.
 
         ``factory`` is an Actor subclass or a zero-argument callable returning an Actor;

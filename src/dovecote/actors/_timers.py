@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
 import math
 from typing import TYPE_CHECKING, Any
 
+from dovecote._clock import TimerHandle
 from dovecote._errors import MailboxFullError
 
 if TYPE_CHECKING:
@@ -27,7 +27,7 @@ class Cancellable:
         self._interval = interval
         self._message = message
         self._target = target
-        self._handle: asyncio.TimerHandle | None = None
+        self._handle: TimerHandle | None = None
         self.cancelled = False
 
     @property
@@ -58,7 +58,7 @@ class Cancellable:
             if cell._timers is not None:
                 cell._timers.discard(self)
         else:
-            self._handle = cell._system._loop.call_later(self._interval, self._fire)
+            self._handle = cell._system.clock.call_later(self._interval, self._fire)
         try:
             self._target.tell(self._message, cell._ref)
         except MailboxFullError:
@@ -93,7 +93,7 @@ def schedule(
     if cell._terminating or cell._terminated:
         raise RuntimeError(f"{cell.path} is stopping; it cannot start timers")
     timer = Cancellable(cell, interval, message, target if target is not None else cell._ref)
-    timer._handle = cell._system._loop.call_later(delay, timer._fire)
+    timer._handle = cell._system.clock.call_later(delay, timer._fire)
     if cell._timers is None:
         cell._timers = set()
     cell._timers.add(timer)

@@ -8,7 +8,7 @@ import math
 import uuid
 from collections.abc import Sequence
 
-import structlog
+from dovecote._logs import get_logger
 
 from ._address import MailAddress
 from ._clock import Clock, iso_timestamp
@@ -36,7 +36,7 @@ from ._subscription import CORE_DISPOSITIONS, Lease, Subscription
 
 __all__ = ["MemoryProvider"]
 
-_log = structlog.get_logger("dovecote.addressing")
+_log = get_logger("dovecote.addressing")
 
 _BASE_CAPABILITIES = frozenset(
     {"subscribe", "fetch", "manual-ack", "peek", "status", "enumerate", "recover", "clear",

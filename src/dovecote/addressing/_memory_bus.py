@@ -82,6 +82,14 @@ class TopicState:
         self.queued_keys.discard(message.key or "")
         return message
 
+    @property
+    def idle(self) -> bool:
+        """True when the topic holds nothing: no copy queued, in flight or parked, and no
+        subscription (forgetting it then loses nothing)."""
+        return not (
+            self.queue or self.leases or self.delivering or self.parked or self.subscriptions
+        )
+
     def active_subscriptions(self) -> list[Subscription]:
         """Subscriptions that are still attached."""
         return [s for s in self.subscriptions.values() if s.active]
@@ -105,6 +113,18 @@ class MemoryBus:
     def find(self, name: str) -> TopicState | None:
         """The state of ``name`` if the bus has ever seen it (read paths use this)."""
         return self._topics.get(name)
+
+    def forget_if_idle(self, name: str) -> bool:
+        """Drop topic ``name`` if it holds nothing (see :attr:`TopicState.idle`).
+
+        Returns True if it was dropped. A topic is made again by its next use, so an
+        address whose subscriber has gone does not keep a topic for ever.
+        """
+        state = self._topics.get(name)
+        if state is None or not state.idle:
+            return False
+        del self._topics[name]
+        return True
 
     def topics(self) -> list[str]:
         """Every known topic, sorted."""

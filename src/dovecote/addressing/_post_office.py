@@ -22,13 +22,12 @@ from collections.abc import Iterable, Mapping
 from types import MappingProxyType, TracebackType
 from typing import Any, Literal, overload
 
-import structlog
-
 from dovecote._errors import (
     InvalidFetchOptionsError,
     OptionsError,
     UnsupportedCapabilityError,
 )
+from dovecote._logs import get_logger
 
 from ._address import MailAddress
 from ._message import MailMessage
@@ -45,7 +44,7 @@ from ._subscription import Callback, Lease, Subscription
 
 __all__ = ["PostOffice", "UnknownSchemeError"]
 
-_log = structlog.get_logger("dovecote.addressing")
+_log = get_logger("dovecote.addressing")
 
 
 class UnknownSchemeError(UnsupportedCapabilityError, LookupError):

@@ -17,9 +17,9 @@ from collections.abc import Awaitable, Sequence
 from typing import Any
 
 import attrs
-import structlog
 
 from dovecote._errors import UnsupportedCapabilityError
+from dovecote._logs import get_logger
 
 from ._address import MailAddress
 from ._clock import Clock, SystemClock, iso_timestamp
@@ -50,7 +50,7 @@ DEFAULT_ACK_TIMEOUT = 30.0
 DEFAULT_DELIVERY_SETTLE_TIMEOUT = 30.0
 """Seconds one delivery attempt may run before the watchdog settles it as cancelled."""
 
-_log = structlog.get_logger("dovecote.addressing")
+_log = get_logger("dovecote.addressing")
 
 
 class Provider(PullSide):

@@ -1,20 +1,25 @@
 """When a mailbox is drained: event-loop turns, the blocking pool, uvloop selection.
 
-This package knows nothing about actors: it runs coroutines inline until they
-really await, hands blocking calls to threads, and picks the event loop.
+This package knows nothing about actors: it queues turns and runs them back to back in
+one loop callback, runs coroutines inline until they really await, hands blocking calls
+to threads, and picks the event loop.
 """
 
 from dovecote.dispatch._blocking import BlockingExecutor
 from dovecote.dispatch._loop import loop_factory, run, uvloop_available
 from dovecote.dispatch._steps import CoroutineType, continue_in_task, step_inline
+from dovecote.dispatch._turns import DEFAULT_SLICE, HasTurn, TurnQueue
 
 #: Messages an actor may process in one turn before it yields the loop to others.
 DEFAULT_THROUGHPUT = 100
 
 __all__ = [
+    "DEFAULT_SLICE",
     "DEFAULT_THROUGHPUT",
     "BlockingExecutor",
     "CoroutineType",
+    "HasTurn",
+    "TurnQueue",
     "continue_in_task",
     "loop_factory",
     "run",

@@ -14,15 +14,22 @@ when a ``postgresql://`` URL is opened) gets the URL itself.
 from __future__ import annotations
 
 import importlib
+import urllib.parse
 from collections.abc import Generator
 from types import TracebackType
 from typing import Any
 
-from dovecote.addressing import Clock
+from dovecote._clock import Clock
 from dovecote.durable._errors import InvalidRequestError
 from dovecote.durable._protocol import MailboxStore
 
-__all__ = ["ACCEPTED_SCHEMES", "StoreOpener", "open_store", "parse_store_url"]
+__all__ = [
+    "ACCEPTED_SCHEMES",
+    "StoreOpener",
+    "open_store",
+    "parse_store_url",
+    "sqlite_url_options",
+]
 
 ACCEPTED_SCHEMES = ("sqlite::memory:", "sqlite:///abs/path.db", "sqlite://./rel.db",
                     "postgresql://", "postgres://")
@@ -48,14 +55,40 @@ def parse_store_url(url: object) -> tuple[str, str]:
     raise InvalidRequestError(f"unsupported store URL {url[:80]!r}: accepted forms are {accepted}")
 
 
+def sqlite_url_options(url: str) -> dict[str, Any]:
+    """Options in a SQLite URL's query: ``?durability=normal&busy_timeout=10``."""
+    if "?" not in url:
+        return {}
+    options: dict[str, Any] = {}
+    for key, values in urllib.parse.parse_qs(url.split("?", 1)[1],
+                                             keep_blank_values=True).items():
+        value = values[-1]
+        if key == "durability":
+            options[key] = value
+        elif key == "busy_timeout":
+            try:
+                options[key] = float(value)
+            except ValueError:
+                raise InvalidRequestError(f"busy_timeout={value!r} is not a number") from None
+        else:
+            raise InvalidRequestError(
+                f"unknown SQLite URL option {key!r} (known: durability, busy_timeout)"
+            )
+    return options
+
+
 async def _open(url: str, sweep_interval: float | None, clock: Clock | None,
                 options: dict[str, Any]) -> MailboxStore:
     backend, target = parse_store_url(url)
     if backend == "sqlite":
         from dovecote.durable._sqlite import SqliteStore
 
+        from_url = sqlite_url_options(url)
+        both = sorted(set(from_url) & set(options))
+        if both:
+            raise InvalidRequestError(f"{', '.join(both)} given in the URL and as an argument")
         return await SqliteStore.open(target, sweep_interval=sweep_interval, clock=clock,
-                                      **options)
+                                      **from_url, **options)
     try:
         module = importlib.import_module("dovecote.durable._postgres")
     except ModuleNotFoundError as error:
@@ -77,7 +110,9 @@ class StoreOpener:
 
     def __init__(self, url: str, sweep_interval: float | None, clock: Clock | None,
                  options: dict[str, Any]) -> None:
-        parse_store_url(url)  # a bad URL fails at the call, before anything is awaited
+        # a bad URL fails at the call, before anything is awaited
+        if parse_store_url(url)[0] == "sqlite":
+            sqlite_url_options(url)
         self._url = url
         self._sweep_interval = sweep_interval
         self._clock = clock
@@ -106,7 +141,8 @@ def open_store(url: str, *, sweep_interval: float | None = 5.0, clock: Clock | N
     :class:`SqliteStore`; ``postgresql://...`` (or ``postgres://``) a ``PostgresStore``.
     ``sweep_interval`` seconds between background sweeps (``None``: no sweeper);
     ``clock`` the injectable clock (default: the system clock); ``backend_options`` go to
-    the backend (for SQLite: ``durability="full" | "normal"``, ``busy_timeout``).
+    the backend (for SQLite: ``durability="full" | "normal"``, ``busy_timeout``, which a
+    SQLite URL may also carry: ``sqlite:///x.db?durability=normal``).
     Anything else raises :class:`InvalidRequestError` naming the accepted schemes.
     """
     return StoreOpener(url, sweep_interval, clock, backend_options)

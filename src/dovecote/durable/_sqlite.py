@@ -14,14 +14,9 @@ process's sends; a send from another process is seen at the next local change or
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterable, Mapping
-from types import TracebackType
-from typing import Any
 
-from prometheus_client import CollectorRegistry
-
-from dovecote.addressing import Clock, SystemClock
+from dovecote._clock import Clock, SystemClock
 from dovecote.durable._errors import InvalidRequestError
-from dovecote.durable._metrics import StoreMetrics
 from dovecote.durable._model import (
     Claim,
     DeadLetterReason,
@@ -55,7 +50,8 @@ from dovecote.durable._sqlite_ops import (
     op_send,
 )
 from dovecote.durable._sqlite_schema import encode_headers, row_to_dead_letter, row_to_message
-from dovecote.durable._sweeper import Sweeper, check_sweep_interval
+from dovecote.durable._store_base import StoreBase
+from dovecote.durable._sweeper import check_sweep_interval
 from dovecote.durable._ulid import new_ulid
 from dovecote.durable._validation import (
     check_agent_id,
@@ -69,21 +65,26 @@ from dovecote.durable._validation import (
     check_ms,
     check_note,
     check_optional_count,
-    check_optional_ms,
     check_payload,
     check_priority,
     check_reason,
     check_release_kind,
 )
-from dovecote.durable._wakeup import MailboxSignals, now_ms, stream_claims
+from dovecote.durable._wakeup import now_ms, stream_claims
 
 __all__ = ["SqliteStore"]
 
 _DURABILITY: tuple[Durability, ...] = ("full", "normal")
+
+
+def _no_known_limit(mailbox_id: str) -> None:
+    """Payload caps are checked in the transaction (a fanout may create its targets)."""
+    return
+
 _I32_MIN, _I32_MAX = -(2**31), 2**31 - 1
 
 
-class SqliteStore:
+class SqliteStore(StoreBase):
     """The seed-004 store on SQLite (implements :class:`MailboxStore`).
 
     Open it with ``open_store("sqlite:///path.db")`` or :meth:`open`. ``durability``:
@@ -94,12 +95,7 @@ class SqliteStore:
     def __init__(self, engine: SqliteEngine, *, clock: Clock,
                  sweep_interval: float | None) -> None:
         self._engine = engine
-        self._clock = clock
-        self._signals = MailboxSignals()
-        self._counters = StoreMetrics()
-        self._sweeper = (
-            None if sweep_interval is None else Sweeper(self.sweep, sweep_interval, clock)
-        )
+        super().__init__(clock=clock, sweep_interval=sweep_interval)
 
     @classmethod
     async def open(cls, path: str = ":memory:", *, sweep_interval: float | None = 5.0,
@@ -124,21 +120,6 @@ class SqliteStore:
     # -- lifecycle and introspection ----------------------------------------------------
 
     @property
-    def metrics(self) -> CollectorRegistry:
-        """The store's registry with the seven ``postbox_*`` counters."""
-        return self._counters.registry
-
-    @property
-    def counters(self) -> StoreMetrics:
-        """The counters themselves (``counters.value(name, **labels)`` reads one)."""
-        return self._counters
-
-    @property
-    def sweeper(self) -> Sweeper | None:
-        """The owned background sweeper (``None`` when ``sweep_interval=None``)."""
-        return self._sweeper
-
-    @property
     def durability(self) -> Durability:
         """``"full"`` or ``"normal"``."""
         return self._engine.durability
@@ -154,16 +135,6 @@ class SqliteStore:
             await self._sweeper.stop()
         self._signals.close()
         await self._engine.close()
-
-    async def __aenter__(self) -> SqliteStore:
-        return self
-
-    async def __aexit__(self, exc_type: type[BaseException] | None,
-                        exc: BaseException | None, tb: TracebackType | None) -> None:
-        await self.close()
-
-    def _now(self) -> int:
-        return now_ms(self._clock)
 
     # -- mailboxes ------------------------------------------------------------------------
 
@@ -200,31 +171,6 @@ class SqliteStore:
 
     # -- sending --------------------------------------------------------------------------
 
-    def _rows(self, targets: list[str], payload: object, sender: str, headers: object,
-              priority: int, delay_ms: int, ttl_ms: int | None
-              ) -> tuple[list[tuple[Any, ...]], list[StoredMessage], int]:
-        checked = [check_agent_id(t, "mailbox id") for t in targets]
-        sender = check_agent_id(sender, "sender")
-        data = check_payload(payload)
-        fields = check_headers(headers)
-        priority = check_priority(priority)
-        delay = check_ms(delay_ms, "delay_ms")
-        ttl = check_optional_ms(ttl_ms, "ttl_ms")
-        now = self._now()
-        visible = now + delay
-        expires = None if ttl is None else now + ttl
-        text = encode_headers(fields)
-        rows = []
-        sent = []
-        for to in checked:
-            message_id = new_ulid(now)
-            rows.append((message_id, to, sender, data, text, priority, now, visible, expires))
-            sent.append(StoredMessage(
-                message_id, to, sender, data, fields if len(checked) == 1 else dict(fields),
-                priority, now, visible, "pending", 0, None, None, None, None, expires,
-            ))
-        return rows, sent, now
-
     async def send(
         self, to: str, payload: bytes, *, sender: str, headers: Mapping[str, str] | None = None,
         priority: int = 0, delay_ms: int = 0, ttl_ms: int | None = None,
@@ -260,10 +206,10 @@ class SqliteStore:
         """Send one message to every target in one transaction: all or nothing."""
         if isinstance(targets, str | bytes) or not isinstance(targets, Iterable):
             raise InvalidRequestError("targets must be a list of mailbox ids")
-        rows, sent, now = self._rows(list(targets), payload, sender, headers, priority,
-                                     delay_ms, ttl_ms)
+        rows, sent = self._send_rows(list(targets), payload, sender, headers, priority,
+                                     delay_ms, ttl_ms, _no_known_limit)
         if rows:
-            await self._engine.run(op_send, rows, now)
+            await self._engine.run(op_send, rows, rows[0][6])
         for message in sent:
             self._counters.count_sent(message.mailbox_id)
             self._signals.notify(message.mailbox_id)
@@ -277,11 +223,6 @@ class SqliteStore:
         limit = check_count(max, "max")
         rows = await self._engine.run(op_peek, agent_id, limit, self._now(), write=False)
         return [row_to_message(row) for row in rows]
-
-    def _check_claim(self, agent_id: str, claimer: str,
-                     lease_duration_ms: int | None) -> tuple[str, str, int | None]:
-        return (check_agent_id(agent_id, "mailbox id"), check_agent_id(claimer, "claimer"),
-                check_optional_ms(lease_duration_ms, "lease_duration_ms"))
 
     async def _claim(self, agent_id: str, claimer: str, lease: int | None) -> Claim | None:
         now = self._now()

@@ -131,6 +131,7 @@ class SqliteEngine:
         self._offload_commit = durability == "full" and path != ":memory:"
         self.batches = 0  # transactions run (a batch is one transaction)
         self.operations = 0
+        self.lock_waits = 0  # batches that found another process's write lock
 
     async def start(self) -> None:
         """Open the database (on the helper thread) and create the schema."""
@@ -234,13 +235,14 @@ class SqliteEngine:
             txn.conn.execute("BEGIN IMMEDIATE" if writes else "BEGIN")
         except sqlite3.OperationalError:
             # another process holds the write lock: wait for it off the loop
+            self.lock_waits += 1
             self._offload(lambda: self._run_waiting(batch), batch)
             return
         except sqlite3.Error as error:
             self._finish([(item[2], False, _storage_error(error)) for item in batch], None)
             return
         results = self._execute(batch)
-        if results is None or not writes or not self._offload_commit:
+        if isinstance(results, StorageError) or not writes or not self._offload_commit:
             self._finish(self._commit(batch, results), None)
             return
         self._offload(lambda: self._commit(batch, results), batch)
@@ -264,11 +266,13 @@ class SqliteEngine:
             conn.execute("PRAGMA busy_timeout=0")
         return self._commit(batch, self._execute(batch))
 
-    def _execute(self, batch: list[_Item]) -> list[_Result] | None:
-        """Run each op of an open transaction; ``None`` when the batch must roll back."""
+    def _execute(self, batch: list[_Item]) -> list[_Result] | StorageError:
+        """Run each op of an open transaction; an error when the batch must roll back."""
         txn = self._txn
         assert txn is not None
         results: list[_Result] = []
+        # a caller cancelled before its batch ran: its op never happens
+        batch = [item for item in batch if not item[2].cancelled()]
         i, end = 0, len(batch)
         try:
             while i < end:
@@ -294,26 +298,26 @@ class SqliteEngine:
                     results.append((future, False, error))
                 i += 1
         except Exception as error:
-            self._failure = _storage_error(error)
-            return None
+            return _storage_error(error)
         return results
 
-    def _commit(self, batch: list[_Item], results: list[_Result] | None) -> list[_Result]:
+    def _commit(self, batch: list[_Item],
+                results: list[_Result] | StorageError) -> list[_Result]:
         """COMMIT (or roll back a failed batch); the results to hand out."""
         txn = self._txn
         assert txn is not None
-        if results is not None:
+        if not isinstance(results, StorageError):
             try:
                 txn.conn.execute("COMMIT")
             except sqlite3.Error as error:
-                self._failure = StorageError(f"commit failed: {error}")
+                results = _storage_error(error)
             else:
                 txn._committed()
                 return results
         with contextlib.suppress(sqlite3.Error):  # nothing left to roll back
             txn.conn.execute("ROLLBACK")
         txn._rolled_back()
-        return [(item[2], False, self._failure) for item in batch]
+        return [(item[2], False, results) for item in batch]
 
     def _finish(self, results: list[_Result], _done: Any) -> None:
         self._in_flight = False
@@ -330,8 +334,6 @@ class SqliteEngine:
     def _notify_idle(self) -> None:
         if self._idle is not None:
             self._idle.set()
-
-    _failure: StorageError = StorageError("batch rolled back")
 
 
 def _never_raise(fn: Callable[[], list[_Result]], batch: list[_Item]) -> list[_Result]:

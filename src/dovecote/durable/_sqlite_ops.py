@@ -12,7 +12,6 @@ from typing import Any
 from dovecote.durable._errors import (
     AlreadyCommittedError,
     CapacityError,
-    InvalidRequestError,
     InvalidStateError,
     MailboxNotFoundError,
     MessageNotFoundError,
@@ -21,6 +20,7 @@ from dovecote.durable._errors import (
 from dovecote.durable._model import FailureRecord, MailboxConfig
 from dovecote.durable._sqlite_engine import Txn
 from dovecote.durable._sqlite_schema import MESSAGE_COLUMNS, decode_failures, encode_failures
+from dovecote.durable._store_base import payload_too_large
 
 __all__ = [
     "ClaimOutcome",
@@ -90,9 +90,7 @@ def insert_message(txn: Txn, config: MailboxConfig, row: tuple[Any, ...]) -> Non
     """Check the payload cap and capacity of ``config``'s mailbox, then insert ``row``."""
     to, size = config.agent_id, len(row[3])
     if size > config.max_payload_bytes:
-        raise InvalidRequestError(
-            f"payload too large: {size} bytes (max {config.max_payload_bytes}) for {to}"
-        )
+        raise payload_too_large(size, config.max_payload_bytes, to)
     if txn.conn.execute(_RESERVE, (to,)).rowcount == 0:
         raise CapacityError(f"mailbox full: {to} (capacity {config.capacity})")
     txn.conn.execute(_INSERT, row)

@@ -14,7 +14,7 @@ import contextlib
 import math
 from collections.abc import Awaitable, Callable
 
-from dovecote.addressing import Clock
+from dovecote._clock import Clock
 from dovecote.durable._errors import InvalidRequestError
 from dovecote.durable._model import SweepResult
 from dovecote.observability import get_logger

@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 
-from dovecote.addressing import Clock
+from dovecote._clock import Clock
 from dovecote.durable._model import Claim
 
 __all__ = ["MailboxSignals", "now_ms", "stream_claims"]

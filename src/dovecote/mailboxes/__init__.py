@@ -6,13 +6,12 @@ Every mailbox keeps system messages in a separate queue that is always served fi
 """
 
 from ._bounded import BoundedMailbox
-from ._drops import DropReportingMailbox, MailboxDropReason
-from ._envelope import EMPTY, BareEnvelope, Envelope, ExemptEnvelope, SystemEnvelope
+from ._drops import DropReportingMailbox, MailboxDropReason, OverflowPolicy
+from ._envelope import BareEnvelope, Envelope, ExemptEnvelope, SystemEnvelope
 from ._mailbox import Mailbox
 from ._priority import PriorityMailbox
 
 __all__ = [
-    "EMPTY",
     "BareEnvelope",
     "BoundedMailbox",
     "DropReportingMailbox",
@@ -20,6 +19,7 @@ __all__ = [
     "ExemptEnvelope",
     "Mailbox",
     "MailboxDropReason",
+    "OverflowPolicy",
     "PriorityMailbox",
     "SystemEnvelope",
 ]

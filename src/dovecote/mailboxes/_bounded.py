@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._drops import DROP_HEAD, DROP_NEW, MailboxDropReason, OverflowMailbox
+from ._drops import DROP_HEAD, DROP_NEW, MailboxDropReason, OverflowMailbox, OverflowPolicy
 from ._drops import validate_capacity as _validate_capacity
 from ._drops import validate_overflow as _validate_overflow
 from ._envelope import Envelope, is_exempt
@@ -35,7 +35,7 @@ class BoundedMailbox(OverflowMailbox):
 
     __slots__ = ()
 
-    def __init__(self, capacity: int, overflow: str = "reject") -> None:
+    def __init__(self, capacity: int, overflow: OverflowPolicy = "reject") -> None:
         capacity = _validate_capacity(capacity)
         overflow = _validate_overflow(overflow)
         super().__init__()

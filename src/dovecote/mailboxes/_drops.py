@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable
-from typing import NoReturn, Protocol, runtime_checkable
+from typing import Literal, NoReturn, Protocol, cast, runtime_checkable
 
 from dovecote._errors import MailboxFullError, OptionsError
 
 from ._mailbox import Mailbox, notify
 
-__all__ = ["DropReportingMailbox", "MailboxDropReason", "OverflowMailbox"]
+__all__ = ["DropReportingMailbox", "MailboxDropReason", "OverflowMailbox", "OverflowPolicy"]
+
+#: What a full bounded mailbox does with a new message (checked at run time as well).
+OverflowPolicy = Literal["reject", "drop-head", "drop-new"]
 
 REJECT = "reject"
 DROP_HEAD = "drop-head"
@@ -44,13 +47,13 @@ def validate_capacity(capacity: object) -> int:
     return capacity
 
 
-def validate_overflow(overflow: object) -> str:
+def validate_overflow(overflow: object) -> OverflowPolicy:
     """Return ``overflow`` as a plain str if it names a policy, else raise :class:`OptionsError`."""
     if not isinstance(overflow, str) or overflow not in _POLICIES:
         raise OptionsError(
             f"unknown mailbox overflow policy {overflow!r}; expected one of {', '.join(_POLICIES)}"
         )
-    return str(overflow)
+    return cast(OverflowPolicy, str(overflow))
 
 
 class OverflowMailbox(Mailbox):
@@ -63,18 +66,18 @@ class OverflowMailbox(Mailbox):
     __slots__ = ("_capacity", "_drop_observers", "_dropped", "_overflow")
 
     _capacity: int
-    _overflow: str
+    _overflow: OverflowPolicy
     _dropped: int
     _drop_observers: tuple[Callable[[MailboxDropReason], None], ...]
 
-    def _init_overflow(self, capacity: int, overflow: str) -> None:
+    def _init_overflow(self, capacity: int, overflow: OverflowPolicy) -> None:
         self._capacity = capacity
         self._overflow = overflow
         self._dropped = 0
         self._drop_observers = ()
 
     @property
-    def overflow(self) -> str:
+    def overflow(self) -> OverflowPolicy:
         """The policy applied when the mailbox is full: "reject", "drop-head" or "drop-new"."""
         return self._overflow
 

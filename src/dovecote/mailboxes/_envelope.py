@@ -81,6 +81,9 @@ class _Empty:
 
 
 #: Returned by ``Mailbox.take()`` when the user queue is empty (``None`` is a valid message).
+#: Private to the mailboxes: it is not exported, and neither a mailbox nor the runtime
+#: takes it to mean "empty" while the queue holds messages, so even this object, told as
+#: a message, is delivered like any other.
 EMPTY: Any = _Empty()
 
 

@@ -6,13 +6,13 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from typing import Any, ClassVar, TypeVar
 
-import structlog
+from dovecote._logs import get_logger
 
 from ._envelope import EMPTY, BareEnvelope, Envelope, SystemEnvelope, as_envelope
 
 __all__ = ["Mailbox"]
 
-log = structlog.get_logger("dovecote.mailbox")
+log = get_logger("dovecote.mailbox")
 
 _T = TypeVar("_T")
 
@@ -99,7 +99,9 @@ class Mailbox:
 
     def take(self) -> Any:
         """Remove and return the next user *item* (an Envelope or a bare posted message),
-        or :data:`EMPTY`. The runtime's fast path; :meth:`dequeue_user` wraps the result."""
+        or a private marker when there is none (look at :attr:`user_count` first: the
+        marker is only "empty" when the count is 0). The runtime's fast path;
+        :meth:`dequeue_user` wraps the result."""
         user = self._user
         if user:
             return user.popleft()
@@ -108,8 +110,10 @@ class Mailbox:
 
     def dequeue_user(self) -> Envelope | None:
         """Remove and return the next user message, or ``None`` if there is none."""
-        item = self.take()
-        return None if item is EMPTY else as_envelope(item)
+        if not self.user_count:
+            self.take()  # re-arms the growth warning
+            return None
+        return as_envelope(self.take())
 
     def prepend_user(self, envelopes: Iterable[Envelope]) -> None:
         """Put ``envelopes`` back at the front of the user queue, keeping their order (unstash).

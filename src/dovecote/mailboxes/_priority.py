@@ -12,7 +12,7 @@ from typing import Any
 
 from dovecote._errors import OptionsError
 
-from ._drops import DROP_HEAD, DROP_NEW, MailboxDropReason, OverflowMailbox
+from ._drops import DROP_HEAD, DROP_NEW, MailboxDropReason, OverflowMailbox, OverflowPolicy
 from ._drops import validate_capacity as _validate_capacity
 from ._drops import validate_overflow as _validate_overflow
 from ._envelope import EMPTY, Envelope, as_envelope, is_exempt, message_of
@@ -61,7 +61,7 @@ class PriorityMailbox(OverflowMailbox):
         self,
         priority_for: Callable[[Any], float],
         capacity: int | None = None,
-        overflow: str = "reject",
+        overflow: OverflowPolicy = "reject",
     ) -> None:
         if not callable(priority_for):
             raise OptionsError(f"priority_for must be callable, got {priority_for!r}")
@@ -193,7 +193,8 @@ class PriorityMailbox(OverflowMailbox):
         )
 
     def take(self) -> Any:
-        """Remove and return the most urgent user item, or :data:`EMPTY`."""
+        """Remove and return the most urgent user item, or the private empty marker
+        (see :meth:`Mailbox.take`)."""
         head = self._head
         if head:  # the common case: the most urgent tier is cached and not empty
             self._size -= 1
@@ -215,8 +216,10 @@ class PriorityMailbox(OverflowMailbox):
 
     def dequeue_user(self) -> Envelope | None:
         """Remove and return the most urgent user message, or ``None`` if there is none."""
-        item = self.take()
-        return None if item is EMPTY else as_envelope(item)
+        if not self._size:
+            self.take()  # re-arms the growth warning
+            return None
+        return as_envelope(self.take())
 
     def dequeue(self) -> Envelope | None:
         """Remove and return the next message: a system message if any, else a user one."""

@@ -1,40 +1,34 @@
-"""structlog helpers: a named logger factory and an optional one-call setup."""
+"""structlog helpers: a named logger factory and an optional one-call setup.
+
+dovecote logs through stdlib ``logging`` under the ``dovecote`` logger hierarchy
+(see :func:`get_logger`): by default warnings and errors reach stderr, info stays
+quiet, nothing goes to stdout. :func:`configure_logging` opts into structlog's
+console or JSON rendering.
+"""
 
 from __future__ import annotations
 
 import logging
 import sys
-from typing import Any, cast
 
 import structlog
-from structlog.typing import FilteringBoundLogger, Processor
+from structlog.typing import Processor
 
 from dovecote._errors import OptionsError
+from dovecote._logs import get_logger
 
 __all__ = ["configure_logging", "get_logger"]
 
 
-def get_logger(name: str = "dovecote", /, **bindings: Any) -> FilteringBoundLogger:
-    """Return a structlog logger named *name*, with *bindings* in every event.
-
-    The name goes to the logger factory (so stdlib integration names the stdlib
-    logger after it) and is also bound as ``logger_name`` so it shows up under
-    any configuration. The logger is a lazy proxy: it picks up the structlog
-    configuration in force when it logs, so module-level loggers created before
-    :func:`configure_logging` still obey it.
-    """
-    # ``logger`` (the usual key) cannot be an initial value: it collides with
-    # wrap_logger's first parameter, and binding it eagerly would freeze the config.
-    initial = {"logger_name": name, **bindings}
-    return cast(FilteringBoundLogger, structlog.get_logger(name, **initial))
-
-
 def configure_logging(level: str | int = "INFO", json: bool = False) -> None:
-    """Configure structlog for a dovecote application (optional; never run on import).
+    """Render dovecote's (and the application's) structlog events with structlog
+    (optional; never run on import).
 
-    Events below *level* (a stdlib level name or number) are dropped cheaply by a
-    filtering bound logger. Output goes to stderr: one JSON object per line when
-    *json* is true, otherwise structlog's human-readable console format.
+    Without it, dovecote's events are stdlib ``logging`` records under ``dovecote``.
+    With it, structlog is configured process-wide: events below *level* (a stdlib
+    level name or number) are dropped cheaply by a filtering bound logger, and the rest
+    go to stderr, one JSON object per line when *json* is true, otherwise structlog's
+    human-readable console format.
     Raises :class:`~dovecote.OptionsError` for an unknown level.
     """
     numeric = _level_number(level)

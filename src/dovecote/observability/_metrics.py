@@ -128,7 +128,8 @@ class RuntimeMetrics(CollectorRegistry):
     kept per actor class (label ``actor_class``); per-actor series (label
     ``path``) exist only for mailbox drops and for tracked paths (actors whose
     queue crossed the growth warning mark), so a system with a million ordinary
-    actors still exports a handful of series.
+    actors still exports a handful of series; they go when their actor stops
+    (:meth:`forget_path`).
 
     *sample_every* (default 32) is the histogram sampling rate: once N messages have
     gone by, the runtime times the first message of the next turn (at most one per
@@ -154,6 +155,7 @@ class RuntimeMetrics(CollectorRegistry):
         self._bounds = _validated_buckets(buckets)
         self._class_stats: dict[str, ClassStats] = {}
         self._drop_counts: dict[tuple[str, str, str], int] = {}
+        self._drop_keys_by_path: dict[str, list[tuple[str, str, str]]] = {}
         self._dead_letter_counts: dict[str, int] = {}
         self._tracked_paths: dict[str, str] = {}
         self._size_source: MailboxSizeSource | None = None
@@ -179,7 +181,11 @@ class RuntimeMetrics(CollectorRegistry):
     def record_drop(self, actor_class: str, path: str, policy: str) -> None:
         """Count one message discarded by *path*'s overflow *policy*."""
         key = (actor_class, path, str(policy))
-        self._drop_counts[key] = self._drop_counts.get(key, 0) + 1
+        count = self._drop_counts.get(key)
+        if count is None:
+            self._drop_keys_by_path.setdefault(path, []).append(key)
+            count = 0
+        self._drop_counts[key] = count + 1
 
     def record_dead_letter(self, reason: str) -> None:
         """Count one dead letter for *reason*."""
@@ -208,6 +214,26 @@ class RuntimeMetrics(CollectorRegistry):
     def untrack_path(self, path: str) -> None:
         """Stop the per-path mailbox size series of *path* (no error if untracked)."""
         self._tracked_paths.pop(path, None)
+
+    def forget_path(self, path: str) -> None:
+        """The actor at *path* has stopped: remove every per-path series it had.
+
+        Its ``actor_mailbox_dropped_total`` counts move to the series of its class
+        with an empty ``path`` (drops of actors that are gone), so a class's total
+        never goes down, and short-lived actors leave no series behind.
+        """
+        self._tracked_paths.pop(path, None)
+        keys = self._drop_keys_by_path.pop(path, None)
+        if not keys:
+            return
+        counts = self._drop_counts
+        for key in keys:
+            count = counts.pop(key, 0)
+            if path:
+                gone = (key[0], "", key[2])
+                counts[gone] = counts.get(gone, 0) + count
+            else:
+                counts[key] = count
 
     @property
     def dead_letters_total(self) -> int:
