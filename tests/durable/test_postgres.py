@@ -11,36 +11,20 @@ import contextlib
 import itertools
 import json
 import sys
-import uuid
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import asyncpg
 import pytest
 
 from dovecote.addressing import ManualClock
 from dovecote.durable import CapacityError, InvalidRequestError, StorageError, open_store
-from service_urls import postgres_url
 
 from .pg_claimers import drain
+from .pg_fixtures import pg_db  # noqa: F401  (the "db" fixture)
 
 WAIT = 10.0
 CLAIMERS = Path(__file__).with_name("pg_claimers.py")
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-async def db() -> AsyncIterator[tuple[str, str]]:
-    """(url, schema): a fresh schema name, dropped after the test."""
-    url = postgres_url()
-    schema = f"dovecote_test_{uuid.uuid4().hex[:16]}"
-    yield url, schema
-    conn = await asyncpg.connect(url)
-    try:
-        await conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
-    finally:
-        await conn.close()
 
 
 async def _open(db: tuple[str, str], **options: Any) -> Any:
@@ -236,7 +220,7 @@ async def test_an_unreachable_server_is_a_storage_error() -> None:
 
 @pytest.mark.parametrize(
     "options", [{"schema": "bad-name"}, {"schema": ""}, {"min_size": 3, "max_size": 2},
-                {"max_size": 0}, {"min_size": True}],
+                {"max_size": 0}, {"min_size": True}, {"durability": "normal"}],
 )
 async def test_bad_backend_options_are_refused_before_connecting(options: dict[str, Any]) -> None:
     with pytest.raises(InvalidRequestError):

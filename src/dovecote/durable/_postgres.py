@@ -11,28 +11,19 @@ Mailbox configurations never change after creation, so each process caches them.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterable, Mapping
-from types import TracebackType
-from typing import Any
-
-import msgspec
-from prometheus_client import CollectorRegistry
 
 from dovecote.addressing import Clock, SystemClock
 from dovecote.durable._errors import (
-    AlreadyCommittedError,
     InvalidRequestError,
     InvalidStateError,
     MailboxNotFoundError,
     MessageNotFoundError,
     StorageError,
-    StoreError,
 )
-from dovecote.durable._metrics import StoreMetrics
 from dovecote.durable._model import (
     Claim,
     DeadLetterReason,
     DeadLetterRecord,
-    FailureRecord,
     MailboxConfig,
     MailboxStats,
     OrderingMode,
@@ -42,79 +33,31 @@ from dovecote.durable._model import (
 )
 from dovecote.durable._postgres_admit import Admission, Row
 from dovecote.durable._postgres_db import Listener, PgDatabase
-from dovecote.durable._postgres_sql import valid_schema
-from dovecote.durable._sweeper import Sweeper, check_sweep_interval
+from dovecote.durable._postgres_rows import row_to_dead_letter, row_to_message, settle_refusal
+from dovecote.durable._postgres_schema import valid_schema
+from dovecote.durable._sqlite_schema import encode_headers
+from dovecote.durable._store_base import StoreBase, payload_too_large
+from dovecote.durable._sweeper import check_sweep_interval
 from dovecote.durable._ulid import new_ulid
 from dovecote.durable._validation import (
     check_agent_id,
     check_checkpoint_token,
     check_count,
-    check_headers,
     check_int,
     check_lease_token,
     check_mailbox_config,
     check_message_id,
-    check_ms,
     check_note,
     check_optional_count,
-    check_optional_ms,
-    check_payload,
-    check_priority,
     check_reason,
     check_release_kind,
 )
-from dovecote.durable._wakeup import MailboxSignals, now_ms, stream_claims
+from dovecote.durable._wakeup import stream_claims
 
 __all__ = ["PostgresStore"]
 
-_json = msgspec.json.Encoder()
-_headers = msgspec.json.Decoder(dict[str, str])
-_history = msgspec.json.Decoder(list[dict[str, Any]])
-_EMPTY = "{}"
 
-
-def _encode_headers(headers: Mapping[str, str]) -> str:
-    return _json.encode(headers).decode() if headers else _EMPTY
-
-
-def _decode_headers(text: str) -> dict[str, str]:
-    return {} if text == _EMPTY else _headers.decode(text)
-
-
-def _message(row: Any, offset: int = 0) -> StoredMessage:
-    r = tuple(row)[offset:]
-    return StoredMessage(r[0], r[1], r[2], r[3], _decode_headers(r[4]), *r[5:15])
-
-
-def _dead_letter(row: Any) -> DeadLetterRecord:
-    history = tuple(
-        FailureRecord(f["attempt"], f["claimed_by"], f["failure_kind"], f["note"], f["at_ms"])
-        for f in _history.decode(row[10])
-    )
-    return DeadLetterRecord(row[0], row[1], row[2], row[3], _decode_headers(row[4]), row[5],
-                            row[6], row[7], row[8], row[9], history)
-
-
-def _refusal(message_id: str, claimer: str, state: Any, *, lease_token: str | None) -> StoreError:
-    """Why a commit or release of ``message_id`` matched nothing (from the row before)."""
-    status, holder, token = state["status"], state["claimed_by"], state["lease_token"]
-    if status is None:
-        return MessageNotFoundError(f"message not found: {message_id}")
-    if status == "committed":
-        return AlreadyCommittedError(f"message {message_id} is already committed")
-    if status != "claimed":
-        return InvalidStateError(f"message {message_id} is not claimed (lease lost or released)")
-    if holder != claimer:
-        return InvalidStateError(f"message {message_id} is claimed by {holder}, not {claimer}")
-    if lease_token is not None and lease_token != token:
-        return InvalidStateError(
-            f"message {message_id}: lease lost (it was claimed again after this lease)"
-        )
-    # the row changed between the statement's snapshot and its update: a concurrent claim
-    return InvalidStateError(f"message {message_id}: lease lost to a concurrent claim")
-
-
-class PostgresStore:
+class PostgresStore(StoreBase):
     """The seed-004 store on PostgreSQL (implements :class:`MailboxStore`).
 
     Backend options: ``schema`` (default ``"public"``; a plain identifier, created if
@@ -123,24 +66,24 @@ class PostgresStore:
     """
 
     def __init__(self, db: PgDatabase, *, clock: Clock, sweep_interval: float | None) -> None:
+        super().__init__(clock=clock, sweep_interval=sweep_interval)
         self._db = db
         self._sql = db.sql
-        self._clock = clock
-        self._signals = MailboxSignals()
-        self._counters = StoreMetrics()
         self._configs: dict[str, MailboxConfig] = {}
         self._admission = Admission(db, self._configs, self._signals)
         self._listener = Listener(db.dsn, db.sql.channel, self._signals)
         self._closed = False
-        self._sweeper = (
-            None if sweep_interval is None else Sweeper(self.sweep, sweep_interval, clock)
-        )
 
     @classmethod
     async def open(cls, url: str, *, sweep_interval: float | None = 5.0,
                    clock: Clock | None = None, schema: str = "public", min_size: int = 1,
-                   max_size: int = 4) -> PostgresStore:
+                   max_size: int = 4, **unknown: object) -> PostgresStore:
         """Connect, create the schema if needed, and start the sweeper."""
+        if unknown:
+            raise InvalidRequestError(
+                f"unknown PostgreSQL store option(s) {', '.join(sorted(unknown))} "
+                "(accepted: schema, min_size, max_size)"
+            )
         interval = check_sweep_interval(sweep_interval)
         if not valid_schema(schema):
             raise InvalidRequestError(
@@ -157,21 +100,6 @@ class PostgresStore:
         return store
 
     # -- lifecycle and introspection ----------------------------------------------------
-
-    @property
-    def metrics(self) -> CollectorRegistry:
-        """The store's registry with the seven ``postbox_*`` counters."""
-        return self._counters.registry
-
-    @property
-    def counters(self) -> StoreMetrics:
-        """The counters themselves (``counters.value(name, **labels)`` reads one)."""
-        return self._counters
-
-    @property
-    def sweeper(self) -> Sweeper | None:
-        """The owned background sweeper (``None`` when ``sweep_interval=None``)."""
-        return self._sweeper
 
     @property
     def schema(self) -> str:
@@ -198,16 +126,6 @@ class PostgresStore:
         """Close the store, then drop its schema with everything in it (tests, tools)."""
         await self.close()
         await self._db.drop_schema()
-
-    async def __aenter__(self) -> PostgresStore:
-        return self
-
-    async def __aexit__(self, exc_type: type[BaseException] | None,
-                        exc: BaseException | None, tb: TracebackType | None) -> None:
-        await self.close()
-
-    def _now(self) -> int:
-        return now_ms(self._clock)
 
     async def _config(self, agent_id: str) -> MailboxConfig:
         config = self._configs.get(agent_id)
@@ -266,34 +184,13 @@ class PostgresStore:
     def _rows(self, targets: list[str], payload: object, sender: str, headers: object,
               priority: int, delay_ms: int, ttl_ms: int | None
               ) -> tuple[list[Row], list[StoredMessage]]:
-        checked = [check_agent_id(t, "mailbox id") for t in targets]
-        sender = check_agent_id(sender, "sender")
-        data = check_payload(payload)
-        fields = check_headers(headers)
-        priority = check_priority(priority)
-        delay = check_ms(delay_ms, "delay_ms")
-        ttl = check_optional_ms(ttl_ms, "ttl_ms")
-        for to in checked:  # known mailboxes are checked here; unknown ones in the batch
+        # known mailboxes are checked here; unknown ones by the admission that creates them
+        def limit(to: str) -> int | None:
             config = self._configs.get(to)
-            if config is not None and len(data) > config.max_payload_bytes:
-                raise InvalidRequestError(
-                    f"payload too large: {len(data)} bytes (max {config.max_payload_bytes}) "
-                    f"for {to}"
-                )
-        now = self._now()
-        visible = now + delay
-        expires = None if ttl is None else now + ttl
-        text = _encode_headers(fields)
-        rows: list[Row] = []
-        sent = []
-        for to in checked:
-            message_id = new_ulid(now)
-            rows.append((message_id, to, sender, data, text, priority, now, visible, expires))
-            sent.append(StoredMessage(
-                message_id, to, sender, data, dict(fields), priority, now, visible, "pending", 0,
-                expires_at_ms=expires,
-            ))
-        return rows, sent
+            return None if config is None else config.max_payload_bytes
+
+        return self._send_rows(targets, payload, sender, headers, priority, delay_ms, ttl_ms,
+                               limit)
 
     async def send(
         self, to: str, payload: bytes, *, sender: str, headers: Mapping[str, str] | None = None,
@@ -330,12 +227,7 @@ class PostgresStore:
         config = await self._config(agent_id)
         rows = await self._db.fetch("peeking", self._sql.peek[config.ordering_mode], agent_id,
                                     self._now(), config.max_attempts, limit)
-        return [_message(row) for row in rows]
-
-    def _check_claim(self, agent_id: str, claimer: str,
-                     lease_duration_ms: int | None) -> tuple[str, str, int | None]:
-        return (check_agent_id(agent_id, "mailbox id"), check_agent_id(claimer, "claimer"),
-                check_optional_ms(lease_duration_ms, "lease_duration_ms"))
+        return [row_to_message(row) for row in rows]
 
     async def _claim(self, agent_id: str, claimer: str, lease: int | None) -> Claim | None:
         config = await self._config(agent_id)
@@ -352,7 +244,7 @@ class PostgresStore:
                 self._counters.count_dead_lettered(agent_id, "max_attempts_exceeded")
                 continue
             self._counters.count_claimed(agent_id)
-            message = _message(row, 1)
+            message = row_to_message(row, 1)
             assert message.lease_expires_at_ms is not None
             return Claim(message, message.lease_expires_at_ms, token)
 
@@ -403,7 +295,7 @@ class PostgresStore:
         row = await self._db.fetchrow(doing, statement, message_id, *args)
         assert row is not None
         if row[0] is None:
-            raise _refusal(message_id, claimer, row, lease_token=lease_token)
+            raise settle_refusal(message_id, claimer, row, lease_token=lease_token)
         mailbox_id: str = row[0]
         if row[1]:
             self._signals.notify(mailbox_id)
@@ -479,7 +371,7 @@ class PostgresStore:
         else:
             rows = await self._db.fetch("listing dead letters", self._sql.dead_letters_reason,
                                         agent_id, limit, wanted)
-        return [_dead_letter(row) for row in rows]
+        return [row_to_dead_letter(row) for row in rows]
 
     async def replay(self, message_id: str, *, replayed_by: str,
                      target_mailbox: str | None = None) -> StoredMessage:
@@ -491,20 +383,18 @@ class PostgresStore:
         row = await self._db.fetchrow("reading a dead letter", self._sql.dead_letter, message_id)
         if row is None:
             raise MessageNotFoundError(f"dead letter not found: {message_id}")
-        record = _dead_letter(row)
+        record = row_to_dead_letter(row)
         to = record.mailbox_id if target is None else target
         config = await self._config(to)
         size = len(record.payload)
         if size > config.max_payload_bytes:
-            raise InvalidRequestError(
-                f"payload too large: {size} bytes (max {config.max_payload_bytes}) for {to}"
-            )
+            raise payload_too_large(size, config.max_payload_bytes, to)
         now = self._now()
         headers = dict(record.headers)
         headers.update(replayed_from=message_id, replayed_by=by, replayed_at=str(now))
         new_id = new_ulid(now)
         await self._admission.admit(
-            [(new_id, to, record.sender_id, record.payload, _encode_headers(headers),
+            [(new_id, to, record.sender_id, record.payload, encode_headers(headers),
               record.priority, now, now, None)],
             create=False,
         )

@@ -23,19 +23,17 @@ import attrs
 
 from dovecote.durable._errors import (
     CapacityError,
-    InvalidRequestError,
     MailboxNotFoundError,
     StoreError,
 )
 from dovecote.durable._model import MailboxConfig
 from dovecote.durable._postgres_db import PgDatabase, storage_errors
+from dovecote.durable._store_base import SendRow as Row
+from dovecote.durable._store_base import payload_too_large
 from dovecote.durable._wakeup import MailboxSignals
 
 __all__ = ["Admission", "Row", "Unit"]
 
-#: (message_id, mailbox_id, sender_id, payload, headers JSON, priority, created, visible,
-#: expires) -- the order of the unnest arrays in the insert statements
-Row = tuple[str, str, str, bytes, str, int, int, int, int | None]
 _MAX_BATCH_ROWS = 1_000
 
 
@@ -175,10 +173,7 @@ class Admission:
             if config is None:
                 return MailboxNotFoundError(f"mailbox not found: {r[1]}")
             if len(r[3]) > config.max_payload_bytes:
-                return InvalidRequestError(
-                    f"payload too large: {len(r[3])} bytes (max {config.max_payload_bytes}) "
-                    f"for {r[1]}"
-                )
+                return payload_too_large(len(r[3]), config.max_payload_bytes, r[1])
             wanted[r[1]] = wanted.get(r[1], 0) + 1
         for agent_id, n in wanted.items():
             if live[agent_id] + n > capacity[agent_id]:
