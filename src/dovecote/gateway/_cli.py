@@ -134,7 +134,12 @@ def serve(
     from dovecote.gateway._serve import serve as run
 
     try:
-        asyncio.run(run(config))
+        # uvloop when installed (a core dependency), as the rest of dovecote runs;
+        # DOVECOTE_NO_UVLOOP=1 picks the default loop
+        from dovecote.dispatch._loop import loop_factory
+
+        with asyncio.Runner(loop_factory=loop_factory()) as runner:
+            runner.run(run(config))
     except StoreError as exc:
         raise click.ClickException(f"the store failed: {exc}") from None
     except OSError as exc:
