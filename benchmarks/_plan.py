@@ -39,6 +39,7 @@ class Workload:
 
 
 _TELL = ("tell", "msgs_per_s")
+_STOP = ("spawn", "stop_us")
 
 WORKLOADS: dict[str, Workload] = {
     w.name: w
@@ -130,6 +131,24 @@ WORKLOADS: dict[str, Workload] = {
             dovecote_only=True,
         ),
         Workload(
+            "shutdown",
+            "(f) shutdown of 10k / 100k / 1M idle actors",
+            "A fresh system with K idle top-level actors (K = 10,000, 100,000 and, at full "
+            "size only, 1,000,000; all started), then `await system.shutdown()`: µs per "
+            "actor. Linear scaling means a flat row; the old children bookkeeping was "
+            "O(N²). The ratio column compares with the hand-written actor's µs per stop "
+            "when (d) ran too.",
+            (
+                Metric("shutdown_us_10k", "µs/actor (10k)", False, _STOP),
+                Metric("shutdown_us_100k", "µs/actor (100k)", False, _STOP),
+                Metric("shutdown_us_1m", "µs/actor (1M)", False, _STOP),
+            ),
+            full=1_000_000,
+            quick=100_000,
+            dovecote_only=True,
+            warmup=0.0,
+        ),
+        Workload(
             "postoffice",
             "(f) post office post + fetch + manual ack",
             "N letters posted to a mem: address, then fetched one by one with "
@@ -145,6 +164,10 @@ WORKLOADS: dict[str, Workload] = {
 from ._plan_store import STORE_RUNTIME_INFO, STORE_RUNTIMES, STORE_TARGETS, STORE_WORKLOADS  # noqa: E402
 
 WORKLOADS.update({w.name: w for w in STORE_WORKLOADS})
+
+from ._plan_durable_actor import DURABLE_ACTOR_WORKLOADS  # noqa: E402
+
+WORKLOADS.update({w.name: w for w in DURABLE_ACTOR_WORKLOADS})
 
 #: every runtime, in table order; the first baseline is the yardstick
 RUNTIMES: tuple[str, ...] = (

@@ -16,6 +16,7 @@ from .._measure import perf_counter, time_asks, time_fanout, time_spawn_and_stop
 from .._plan import GROUP
 from ._base import BaseRuntime, Metrics
 from ._local import Latch, settle, wait_all_dead
+from .dovecote_durable_actor import DovecoteDurableActorWorkloads
 from .dovecote_store import DovecoteStoreWorkloads
 from .dovecote_store_pg import DovecotePostgresWorkloads
 
@@ -93,7 +94,9 @@ def _priority(message: Any) -> int:
     return message & 3 if type(message) is int else 9
 
 
-class DovecoteRuntime(DovecoteStoreWorkloads, DovecotePostgresWorkloads, BaseRuntime):
+class DovecoteRuntime(
+    DovecoteDurableActorWorkloads, DovecoteStoreWorkloads, DovecotePostgresWorkloads, BaseRuntime
+):
     name = "dovecote"
     system: Any = None
 
@@ -224,6 +227,21 @@ class DovecoteRuntime(DovecoteStoreWorkloads, DovecotePostgresWorkloads, BaseRun
         assert count == n + 1, count
         ref.stop()
         return {"msgs_per_s": n / elapsed}
+
+    async def wl_shutdown(self, n: int) -> Metrics:
+        metrics: Metrics = {}
+        for count, key in ((10_000, "10k"), (100_000, "100k"), (1_000_000, "1m")):
+            if count > n:
+                break
+            system = ActorSystem(f"shutdown-{key}")
+            spawn = system.spawn
+            refs = [spawn(_Counter) for _ in range(count)]
+            await refs[-1].ask(None, timeout=3600.0)  # started in spawn order: all are up
+            del refs
+            t0 = perf_counter()
+            await system.shutdown(timeout=3600.0)
+            metrics[f"shutdown_us_{key}"] = (perf_counter() - t0) / count * 1e6
+        return metrics
 
     async def wl_postoffice(self, n: int) -> Metrics:
         office = self.system.post_office

@@ -17,9 +17,11 @@ __all__ = [
     "InvalidActorNameError",
     "InvalidFetchOptionsError",
     "InvalidMailboxAddressError",
+    "InvalidTimeoutError",
     "MailboxFullError",
     "OptionsError",
     "SerializationError",
+    "ShutdownTimeoutError",
     "UnhandledMessageError",
     "UnsupportedCapabilityError",
 ]
@@ -39,6 +41,21 @@ class MailboxFullError(DovecoteError):
 
 class AskTimeoutError(DovecoteError, TimeoutError):
     """An ``ask`` got no answer within its timeout."""
+
+
+class InvalidTimeoutError(DovecoteError, ValueError):
+    """A timeout is not a positive real number of seconds (or None, where that is allowed)."""
+
+
+class ShutdownTimeoutError(DovecoteError, TimeoutError):
+    """``shutdown()`` ran out of time; ``actors`` holds the paths of the actors still running.
+
+    The system is shut down anyway: a second ``shutdown()`` returns at once.
+    """
+
+    def __init__(self, message: str, actors: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.actors = actors
 
 
 class ActorStoppedError(DovecoteError):

@@ -23,6 +23,7 @@ BAD_SYSTEM_OPTIONS: dict[str, dict[str, Any]] = {
     "dead_letter_log_limit negative": {"dead_letter_log_limit": -1},
     "metrics_sample_every zero": {"metrics_sample_every": 0},
     "bad host": {"host": "bad host!"},
+    "interrupt_timeout zero": {"interrupt_timeout": 0},
 }
 
 

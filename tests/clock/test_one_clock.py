@@ -127,14 +127,12 @@ async def test_restart_backoff_waits_on_the_system_clock() -> None:
             parent = system.spawn(Parent, "parent")
             flaky = await parent.ask("spawn")
             flaky.tell("fail")
-            await asyncio.wait_for(clock.wait_for_sleepers(1), 3.0)  # the backoff timer
-            due = clock.next_due
-            assert due is not None
-            assert due >= 10.0
-            clock.advance(due - 0.001)
+            # the backoff timer, and the (finished) spawn ask's timeout lane
+            await asyncio.wait_for(clock.wait_for_sleepers(2), 3.0)
+            clock.advance(9.9)
             await asyncio.sleep(0.02)
             assert restarts.events == []  # not yet: the backoff is on the manual clock
-            clock.advance(0.001)
+            clock.advance(0.2)
             await restarts.expect(ActorRestarted)
         await system.shutdown()
 
@@ -168,3 +166,33 @@ async def test_supervision_windows_read_the_system_clock() -> None:
             child.tell("z")  # a second failure inside this window: stopped
             await probe.expect_terminated(child)
         await system.shutdown()
+
+
+async def test_ask_timeouts_run_on_the_system_clock() -> None:
+    clock = ManualClock()
+
+    class Silent(Actor):
+        def on_receive(self, message: Any) -> Any:
+            self.context.stash()  # never answers
+
+    async with ActorSystem("manual-asks", clock=clock) as system:
+        silent = system.spawn(Silent, "silent")
+        pending = asyncio.ensure_future(silent.ask("hello?", timeout=30.0))
+        other = asyncio.ensure_future(silent.ask("and you?", timeout=7.0))
+        await asyncio.wait_for(clock.wait_for_sleepers(2), 3.0)
+        clock.advance(6.9)
+        await asyncio.sleep(0)
+        assert not other.done()
+        clock.advance(0.2)
+        with pytest.raises(dovecote.AskTimeoutError):
+            await asyncio.wait_for(other, 1.0)
+        assert not pending.done()
+        clock.advance(30.0)
+        with pytest.raises(dovecote.AskTimeoutError):
+            await asyncio.wait_for(pending, 1.0)
+        await system.shutdown()
+
+
+async def test_a_clock_that_is_not_a_clock_is_an_options_error() -> None:
+    with pytest.raises(dovecote.OptionsError):
+        ActorSystem("bad-clock", clock=object())  # type: ignore[arg-type]

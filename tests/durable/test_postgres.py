@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from dovecote.addressing import ManualClock
+from dovecote import ManualClock
 from dovecote.durable import CapacityError, InvalidRequestError, StorageError, open_store
 
 from .pg_claimers import drain
@@ -276,3 +276,19 @@ async def test_calls_waiting_for_a_connection_fail_cleanly_when_the_store_closes
     store._db.pool.release(held)
     with pytest.raises(StorageError):
         await asyncio.wait_for(waiting, WAIT)
+
+
+async def test_sends_queued_when_the_store_closes_are_written_first(
+    db: tuple[str, str],
+) -> None:
+    store = await _open(db)
+    await store.ensure_mailbox("q")
+    sends = [asyncio.ensure_future(store.send("q", b"x", sender=f"s{i}")) for i in range(50)]
+    await asyncio.sleep(0)  # the first write is in flight, the rest queued behind it
+    await store.close()
+    assert all(s.done() and s.exception() is None for s in sends)
+    again = await _open(db)
+    try:
+        assert (await again.stats("q")).pending_count == 50
+    finally:
+        await again.close()

@@ -21,7 +21,7 @@ from typing import IO
 import asyncpg
 import pytest
 
-from dovecote.addressing import ManualClock
+from dovecote import ManualClock
 from dovecote.durable import AlreadyCommittedError, open_store
 
 from .pg_fixtures import pg_db  # noqa: F401  (the "db" fixture)

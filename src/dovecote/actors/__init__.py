@@ -25,6 +25,9 @@ from dovecote.actors._options import ActorOptions, DispatcherName
 from dovecote.actors._ref import ActorRef
 from dovecote.actors._system import ActorSystem
 from dovecote.actors._timers import Cancellable
+from dovecote.codec import register_ref_type as _register_ref_type
+
+_register_ref_type(ActorRef)  # refs inside messages travel as addresses (dovecote.codec)
 
 __all__ = [
     "NAME_PATTERN",

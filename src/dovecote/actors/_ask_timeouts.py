@@ -1,6 +1,6 @@
 """Ask timeouts without a timer handle per ask.
 
-``loop.call_later`` plus ``cancel`` costs a few microseconds, a large share of an
+A timer plus ``cancel`` costs a few microseconds, a large share of an
 ``ask`` round trip. Asks with the same timeout expire in the order they were made,
 so a timeout value in use gets a lane: a FIFO of ``(deadline, future, ...)`` and at
 most one armed timer, for its oldest entry. Finished asks are pruned from the front
@@ -26,6 +26,7 @@ import math
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
+from dovecote._clock import Clock, TimerHandle
 from dovecote._errors import ActorStoppedError, AskTimeoutError
 
 if TYPE_CHECKING:
@@ -50,7 +51,7 @@ class _Lane:
     def __init__(self, timeout: float) -> None:
         self.timeout = timeout
         self.entries: deque[_Entry] = deque()
-        self.timer: asyncio.TimerHandle | None = None
+        self.timer: TimerHandle | None = None
         self.compact_at = COMPACT_MIN
 
 
@@ -58,6 +59,7 @@ class AskTimeouts:
     """Expires pending asks of one actor system."""
 
     __slots__ = (
+        "_clock",
         "_heap",
         "_heap_compact_at",
         "_heap_timer",
@@ -65,19 +67,19 @@ class AskTimeouts:
         "_lanes",
         "_last",
         "_last_timeout",
-        "_loop",
         "_now",
         "_seq",
     )
 
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self._loop = loop
-        self._now = loop.time
+    def __init__(self, clock: Clock) -> None:
+        # Deadlines are on the system's clock, so a ManualClock drives ask timeouts too.
+        self._clock = clock
+        self._now = clock.now
         self._lanes: dict[float, _Lane] = {}
         self._last_timeout = math.nan  # the lane used last (most programs use one timeout)
         self._last = _Lane(math.nan)
         self._heap: list[_HeapEntry] = []
-        self._heap_timer: asyncio.TimerHandle | None = None
+        self._heap_timer: TimerHandle | None = None
         self._heap_timer_at = math.inf
         self._heap_compact_at = COMPACT_MIN
         self._seq = itertools.count()
@@ -97,7 +99,7 @@ class AskTimeouts:
         if len(entries) > lane.compact_at:
             _compact(lane)
         if lane.timer is None:
-            lane.timer = self._loop.call_at(entries[0][0], self._expire, lane)
+            lane.timer = self._clock.call_later(entries[0][0] - self._now(), self._expire, lane)
 
     def _lane(self, timeout: float) -> _Lane | None:
         lane = self._lanes.get(timeout)
@@ -112,14 +114,14 @@ class AskTimeouts:
     def _expire(self, lane: _Lane) -> None:
         lane.timer = None
         entries = lane.entries
-        now = self._loop.time()
+        now = self._now()
         while entries:
             deadline, future, ref, message_type, timeout = entries[0]
             if future.done():
                 entries.popleft()
                 continue
             if deadline > now:
-                lane.timer = self._loop.call_at(deadline, self._expire, lane)
+                lane.timer = self._clock.call_later(deadline - now, self._expire, lane)
                 return
             entries.popleft()
             future.set_exception(_timed_out(ref, message_type, timeout))
@@ -137,23 +139,21 @@ class AskTimeouts:
         deadline = self._now() + timeout
         heapq.heappush(heap, (deadline, next(self._seq), future, ref, type(message), timeout))
         if len(heap) > self._heap_compact_at:
-            heap[:] = [entry for entry in heap if not entry[2].done()]
-            heapq.heapify(heap)
-            self._heap_compact_at = max(COMPACT_MIN, 2 * len(heap))
+            self._compact_heap()
         if deadline < self._heap_timer_at:
             self._arm_heap(deadline)
 
     def _arm_heap(self, deadline: float) -> None:
         if self._heap_timer is not None:
             self._heap_timer.cancel()
-        self._heap_timer = self._loop.call_at(deadline, self._expire_heap)
+        self._heap_timer = self._clock.call_later(deadline - self._now(), self._expire_heap)
         self._heap_timer_at = deadline
 
     def _expire_heap(self) -> None:
         self._heap_timer = None
         self._heap_timer_at = math.inf
         heap = self._heap
-        now = self._loop.time()
+        now = self._now()
         while heap:
             deadline, _, future, ref, message_type, timeout = heap[0]
             if not future.done():
@@ -192,6 +192,18 @@ class AskTimeouts:
         self._heap.clear()
         self._heap_timer_at = math.inf
         self._last_timeout = math.nan
+
+    def sweep(self) -> None:
+        """Drop every finished ask now (the lanes and the heap otherwise do it as they grow)."""
+        for lane in self._lanes.values():
+            _compact(lane)
+        self._compact_heap()
+
+    def _compact_heap(self) -> None:
+        heap = self._heap
+        heap[:] = [entry for entry in heap if not entry[2].done()]
+        heapq.heapify(heap)
+        self._heap_compact_at = max(COMPACT_MIN, 2 * len(heap))
 
     def entry_count(self) -> int:
         """How many asks the bookkeeping holds (pending ones, and finished ones not yet swept)."""

@@ -4,7 +4,9 @@ Invariants (they are what make "one message at a time" true without locks):
 
 * ``_scheduled`` is True from the moment a turn is queued with ``call_soon`` until
   the turn ends with an empty mailbox. While it is True nobody schedules another
-  turn, so at most one turn exists per actor.
+  turn, so at most one turn exists per actor. (A tell from another thread may race the
+  end of a turn and queue a spare one; ``_run`` returns at once from a spare turn while
+  the real one awaits, and ``_go_idle`` looks at the queue once more after clearing it.)
 * ``_awaiting`` is True while a handler (or hook) that really awaited runs in a
   task, or a blocking handler runs on a thread. ``_scheduled`` stays True meanwhile,
   so new messages only queue; the task's completion continues the turn.
@@ -27,7 +29,7 @@ from dovecote.actors._envelope_kinds import IDLE, is_runtime_envelope
 from dovecote.actors._messages import PoisonPill, Terminated
 from dovecote.actors._ref import ActorRef
 from dovecote.actors._system_messages import DrainBarrier
-from dovecote.dispatch import CoroutineType, continue_in_task, step_inline
+from dovecote.dispatch import CoroutineType, Escaped, continue_in_task, guarded, step_inline
 from dovecote.mailboxes import Envelope, Mailbox
 from dovecote.observability import get_logger
 
@@ -71,6 +73,8 @@ class ActorCell(ContextImpl):
         "_stats",
         "_stepped",
         "_stop_requested",
+        "_stopped",
+        "_stopping_children",
         "_suspended",
         "_task",
         "_terminated",
@@ -117,6 +121,9 @@ class ActorCell(ContextImpl):
         self._terminating = False
         self._terminated = False
         self._stop_requested = False
+        self._stopping_children = 0  # children with a stop requested, not yet gone
+        # None, the future handed out by stop() (done once gone), or True once gone
+        self._stopped: asyncio.Future[None] | bool | None = None
         self._current: Any = IDLE  # the item being handled (an Envelope or a bare message)
         self._stepped: Any = None
         self._replied = False
@@ -148,6 +155,18 @@ class ActorCell(ContextImpl):
     def __repr__(self) -> str:
         return f"<ActorCell {self.path}>"
 
+    def _termination(self) -> asyncio.Future[None]:
+        """A future that completes once this actor is gone (``post_stop`` ran)."""
+        stopped = self._stopped
+        if stopped is None or stopped is True:
+            future = self._system._loop.create_future()
+            if stopped is True:
+                future.set_result(None)
+            else:
+                self._stopped = future
+            return future
+        return stopped  # type: ignore[return-value]
+
     # -- the turn ----------------------------------------------------------------------------
     def _start(self) -> None:
         """First turn: create the instance, then process whatever already arrived."""
@@ -160,6 +179,9 @@ class ActorCell(ContextImpl):
         out the messages queued when it looks, and comes back to the top of the loop for
         whatever must be seen before the next one (a system message, a failure, an await).
         """
+        if self._awaiting or self._terminated:
+            return  # a spare turn (two threads scheduled it at once): the real one goes on
+        self._scheduled = True
         system = self._system
         outer = system._running
         system._running = self
@@ -181,15 +203,15 @@ class ActorCell(ContextImpl):
                     user = mailbox._user
                 take = mailbox.take if user is None else user.popleft
                 empty = stop = False
-                if system._sample_countdown <= 0:
-                    empty, stop = self._sample(mailbox)
-                    if not empty:
-                        done += 1
-                    # with sample_every=1 every message comes through here
-                    stop = stop or empty or system._sample_countdown <= 0
                 item: Any = IDLE
                 envelopes = _envelope_kinds.RUNTIME_TYPES
                 try:
+                    if system._sample_countdown <= 0:
+                        empty, stop = self._sample(mailbox)
+                        if not empty:
+                            done += 1
+                        # with sample_every=1 every message comes through here
+                        stop = stop or empty or system._sample_countdown <= 0
                     while not stop and done < budget:
                         end = done + (mailbox.user_count if user is None else len(user))
                         if end == done:
@@ -221,11 +243,13 @@ class ActorCell(ContextImpl):
                         break  # the inner loop broke off: back to the top of the turn
                 except Exception as error:  # a bare message's handler raised
                     _fault_handling.handle_failure(self, item, error)
+                except BaseException as error:
+                    _fault_handling.handle_base_exception(self, self._current, error)
                 if self._awaiting or self._terminated:
                     return
                 if empty:
                     if self._mailbox._system is None:
-                        self._scheduled = False  # nothing left: the turn ends idle
+                        self._go_idle()  # nothing left: the turn ends idle
                         return
                     continue
         finally:
@@ -239,8 +263,24 @@ class ActorCell(ContextImpl):
         mailbox = self._mailbox
         if mailbox._system is not None or (not self._suspended and mailbox.user_count):
             system._schedule(self)
-        else:
+        else:  # _go_idle, inlined (the end of every ask round trip)
             self._scheduled = False
+            queue = self._queue
+            if queue and not self._suspended and not self._scheduled:
+                self._scheduled = True
+                system._schedule(self)
+
+    def _go_idle(self) -> None:
+        """End the turn with nothing to do; the next tell schedules a new one.
+
+        A tell from another thread may have queued a message between the last look at the
+        queue and this: it saw ``_scheduled`` still True, so look once more.
+        """
+        self._scheduled = False
+        queue = self._queue
+        if queue and not self._suspended and not self._scheduled:
+            self._scheduled = True
+            self._system._schedule(self)
 
     def _system_step(self, mailbox: Mailbox) -> bool:
         """Handle one system message; True if the turn must end (awaiting or terminated)."""
@@ -320,7 +360,7 @@ class ActorCell(ContextImpl):
         """
         actor = self._actor
         if actor is not None and not actor.inline_async_start:
-            self._await(self._system._loop.create_task(coro))
+            self._await(self._system._loop.create_task(guarded(coro)))
             return False
         finished, value = step_inline(coro)
         if finished:
@@ -352,9 +392,11 @@ class ActorCell(ContextImpl):
                 if isinstance(error, Exception):
                     _fault_handling.handle_failure(self, item, error)
                 else:
-                    raise error
+                    _fault_handling.handle_base_exception(self, item, error)
+            elif type(result := task.result()) is Escaped:
+                _fault_handling.handle_base_exception(self, item, result.error)
             elif reply is not None and not replied:
-                self._system._deliver_reply(reply, task.result(), None, self._ref)
+                self._system._deliver_reply(reply, result, None, self._ref)
         if not self._terminated:
             self._run()
 

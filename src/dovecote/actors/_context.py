@@ -7,6 +7,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    import asyncio
+
     from dovecote.actors._actor import Actor
     from dovecote.actors._options import ActorOptions
     from dovecote.actors._ref import ActorRef
@@ -62,9 +64,10 @@ class ActorContext(abc.ABC):
         """Start a child actor (see ``ActorSystem.spawn``)."""
 
     @abc.abstractmethod
-    def stop(self, ref: ActorRef) -> None:
+    def stop(self, ref: ActorRef) -> asyncio.Future[None]:
         """Stop ``ref`` (this actor or another) now: the message in progress finishes, the
-        rest of its queue goes to dead letters."""
+        rest of its queue goes to dead letters. Returns a future that completes once it
+        has terminated (awaiting it is optional; never await your own)."""
 
     @abc.abstractmethod
     def watch(self, ref: ActorRef) -> ActorRef:

@@ -20,6 +20,8 @@ from dovecote.actors._type_params import M, R
 from dovecote.mailboxes import Envelope, Mailbox
 
 if TYPE_CHECKING:
+    import asyncio
+
     from dovecote.actors._actor import Actor
     from dovecote.actors._cell import ActorCell
     from dovecote.actors._options import ActorOptions
@@ -118,8 +120,8 @@ class ContextImpl(ActorContext):
     ) -> ActorRef[M, R]:
         return _lifecycle.spawn(cast("ActorCell", self), factory, name, options)
 
-    def stop(self, ref: ActorRef) -> None:
-        _lifecycle.request_stop(ref._cell)
+    def stop(self, ref: ActorRef) -> asyncio.Future[None]:
+        return _lifecycle.stop_now(ref._cell)
 
     def watch(self, ref: ActorRef) -> ActorRef:
         _death_watch.watch(cast("ActorCell", self), ref)

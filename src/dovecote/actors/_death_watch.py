@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from dovecote.actors._envelope_kinds import PostedExempt
 from dovecote.actors._messages import Terminated
+from dovecote.actors._remote_seam import RemoteCell
 
 if TYPE_CHECKING:
     from dovecote.actors._cell import ActorCell
@@ -32,6 +33,8 @@ def watch(watcher: ActorCell, ref: ActorRef) -> None:
     if watchers is None:
         watchers = target._watchers = set()
     watchers.add(watcher)
+    if isinstance(target, RemoteCell):
+        target.on_watched()  # a remote actor's stand-in: the transport takes it from here
 
 
 def unwatch(watcher: ActorCell, ref: ActorRef) -> None:
@@ -39,8 +42,10 @@ def unwatch(watcher: ActorCell, ref: ActorRef) -> None:
     target = ref._cell
     if watcher._watching is not None:
         watcher._watching.discard(target)
-    if target._watchers is not None:
+    if target._watchers is not None and watcher in target._watchers:
         target._watchers.discard(watcher)
+        if isinstance(target, RemoteCell):
+            target.on_unwatched()
 
 
 def _notify(watcher: ActorCell, target: ActorCell) -> None:

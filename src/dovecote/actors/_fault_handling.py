@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING, Any
 
-from dovecote.actors._envelope_kinds import is_runtime_envelope
+from dovecote._errors import ActorInitializationError
+from dovecote.actors._envelope_kinds import IDLE, is_runtime_envelope
+from dovecote.actors._hosted_mailbox import notify_decision
 from dovecote.actors._system_messages import RESUME, Failed, Restart
 from dovecote.supervision import Directive, RestartStats, SupervisorStrategy
 
 if TYPE_CHECKING:
     from dovecote.actors._cell import ActorCell
 
-__all__ = ["handle_failure", "report", "supervise"]
+__all__ = ["handle_base_exception", "handle_failure", "is_fatal", "report", "supervise"]
+
+
+def is_fatal(error: BaseException) -> bool:
+    """A BaseException that stops the whole system: not an Exception, not a cancellation."""
+    return not isinstance(error, (Exception, asyncio.CancelledError))
 
 
 def handle_failure(cell: ActorCell, item: Any, error: Exception) -> None:
@@ -31,6 +39,27 @@ def handle_failure(cell: ActorCell, item: Any, error: Exception) -> None:
     reply = env.reply if env is not None else None
     if reply is not None and not reply.done():
         reply.set_exception(error)
+
+
+def handle_base_exception(cell: ActorCell, item: Any, error: BaseException) -> None:
+    """A BaseException that is not an Exception escaped a handler.
+
+    A CancelledError (the handler awaited something that was cancelled) only fails the
+    ask. Anything else (SystemExit, KeyboardInterrupt, a user's own BaseException) stops
+    this actor and the whole system; the asker gets an ActorStoppedError caused by it.
+    """
+    cell._current = IDLE
+    system = cell._system
+    env = item if is_runtime_envelope(item) else None
+    if is_fatal(error):
+        system._stop_errors[cell] = error
+        from dovecote.actors._lifecycle import request_stop
+
+        request_stop(cell)
+        system._fatal(error)
+    reply = env.reply if env is not None else None
+    if reply is not None:
+        system._fail_reply(reply, cell)
 
 
 def report(cell: ActorCell, error: BaseException, message: Any) -> None:
@@ -83,6 +112,7 @@ def supervise(parent: ActorCell, failed: Failed) -> None:
             "failure escalated to the guardian; stopping the actor", child=child.path
         )
         directive = Directive.STOP
+    notify_decision(child, failed.error, directive)  # a durable mailbox settles the message
     targets = (
         [c for c in parent._children.values() if not c._terminating]
         if strategy.applies_to_all and parent._children
@@ -102,6 +132,10 @@ def supervise(parent: ActorCell, failed: Failed) -> None:
     elif directive is Directive.STOP:
         from dovecote.actors._lifecycle import request_stop
 
+        error = failed.error
+        if isinstance(error, ActorInitializationError) and error.__cause__ is not None:
+            error = error.__cause__  # what the factory, constructor or pre_start raised
+        system._stop_errors.setdefault(child, error)
         for target in targets:
             request_stop(target)
     else:  # ESCALATE: fail as if our own handler had raised

@@ -6,7 +6,8 @@ import asyncio
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from dovecote.dispatch import CoroutineType, continue_in_task, step_inline
+from dovecote.actors._fault_handling import is_fatal
+from dovecote.dispatch import CoroutineType, Escaped, continue_in_task, step_inline
 
 if TYPE_CHECKING:
     from dovecote.actors._cell import ActorCell
@@ -18,13 +19,14 @@ def run_hook(
     cell: ActorCell,
     hook: Callable[..., Any],
     args: tuple[Any, ...],
-    then: Callable[[Exception | None], None],
+    then: Callable[[BaseException | None], None],
 ) -> None:
     """Call ``hook(*args)``; call ``then(error_or_None)`` once it has finished.
 
     A hook that returns at once (or an ``async def`` hook that never awaits) runs
     ``then`` synchronously. One that really awaits runs in a task; the cell is
-    ``_awaiting`` meanwhile and its turn continues after ``then``.
+    ``_awaiting`` meanwhile and its turn continues after ``then``. A BaseException that
+    is not an Exception (SystemExit...) also stops the whole system.
     """
     try:
         result = hook(*args)
@@ -36,24 +38,32 @@ def run_hook(
                     cell._system._loop, result, value, lambda task: _hook_done(cell, task, then)
                 )
                 return
-    except Exception as error:
-        then(error)
+    except BaseException as error:
+        _failed(cell, error, then)
         return
     then(None)
 
 
+def _failed(
+    cell: ActorCell, error: BaseException, then: Callable[[BaseException | None], None]
+) -> None:
+    if is_fatal(error):
+        cell._system._fatal(error)
+    then(error)
+
+
 def _hook_done(
-    cell: ActorCell, task: asyncio.Task[Any], then: Callable[[Exception | None], None]
+    cell: ActorCell, task: asyncio.Task[Any], then: Callable[[BaseException | None], None]
 ) -> None:
     cell._awaiting = False
     cell._task = None
     if task.cancelled():
-        error: Exception | None = None
+        then(None)
+    elif (error := task.exception()) is not None:
+        _failed(cell, error, then)
+    elif type(result := task.result()) is Escaped:
+        _failed(cell, result.error, then)
     else:
-        exc = task.exception()
-        if exc is not None and not isinstance(exc, Exception):
-            raise exc
-        error = exc
-    then(error)
+        then(None)
     if not cell._awaiting and not cell._terminated:
         cell._run()

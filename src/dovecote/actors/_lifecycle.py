@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -13,12 +15,16 @@ from dovecote._errors import (
 )
 from dovecote.actors import _death_watch, _fault_handling, _timers
 from dovecote.actors._actor import Actor, _constructing
+from dovecote.actors._backlog import dead_letter_backlog
 from dovecote.actors._dead_letters import DeadLetterMailbox
 from dovecote.actors._envelope_kinds import Posted, is_runtime_envelope, unwrap
+from dovecote.actors._fault_handling import is_fatal
 from dovecote.actors._hooks import run_hook
 from dovecote.actors._messages import ActorRestarted, ActorStarted, ActorStopped, DeadLetterReason
 from dovecote.actors._names import auto_name, validate_name
 from dovecote.actors._options import ActorOptions
+from dovecote.actors._ref import from_thread
+from dovecote.actors._remote_seam import RemoteCell
 from dovecote.actors._system_messages import RESUME, TERMINATE, Failed, Restart, Resume, Terminate
 from dovecote.mailboxes import Envelope, Mailbox
 
@@ -26,7 +32,7 @@ if TYPE_CHECKING:
     from dovecote.actors._cell import ActorCell
     from dovecote.actors._ref import ActorRef
 
-__all__ = ["begin_stop", "process_system", "request_stop", "spawn", "start"]
+__all__ = ["begin_stop", "process_system", "request_stop", "spawn", "start", "stop_now"]
 
 _DEFAULT_OPTIONS = ActorOptions()
 
@@ -80,8 +86,6 @@ def spawn(
     if children is None:
         children = parent._children = {}
     children[name] = cell
-    if options.dispatcher == "blocking":
-        system._enable_threads()
     if system._mail_provider is not None:
         system._mail_provider.attach(cell)
     cell._scheduled = True  # its first turn is the start; tells until then only queue
@@ -101,7 +105,9 @@ def _create_instance(cell: ActorCell) -> Actor:
     _constructing.append(cell)
     try:
         actor = cell._factory()
-    except Exception as error:
+    except BaseException as error:
+        if is_fatal(error):
+            cell._system._fatal(error)
         raise ActorInitializationError(f"creating {cell.path} failed: {error!r}") from error
     finally:
         _constructing.pop()
@@ -129,7 +135,7 @@ def start(cell: ActorCell) -> None:
         try:
             actor = _create_instance(cell)
         except ActorInitializationError as error:
-            _fault_handling.report(cell, error, None)
+            _start_failed(cell, error)
         else:
             if type(actor).pre_start is Actor.pre_start:
                 _started(cell, None)  # nothing to run: skip the hook machinery
@@ -141,11 +147,18 @@ def start(cell: ActorCell) -> None:
         cell._run()
 
 
-def _started(cell: ActorCell, error: Exception | None) -> None:
+def _start_failed(cell: ActorCell, error: ActorInitializationError) -> None:
+    """The factory, constructor, ``pre_start`` or ``post_restart`` raised: say so loudly,
+    then let the supervisor decide (``default_decider``: STOP)."""
+    cell.log.error("actor failed to start", error=repr(error.__cause__), exc_info=error)
+    _fault_handling.report(cell, error, None)
+
+
+def _started(cell: ActorCell, error: BaseException | None) -> None:
     if error is not None:
         init_error = ActorInitializationError(f"pre_start of {cell.path} failed: {error!r}")
         init_error.__cause__ = error
-        _fault_handling.report(cell, init_error, None)
+        _start_failed(cell, init_error)
         return
     stats = cell._stats
     if stats is not None:
@@ -176,9 +189,32 @@ def process_system(cell: ActorCell, message: object) -> None:
 
 def request_stop(cell: ActorCell) -> None:
     """``context.stop``: stop as soon as the message in progress is done."""
+    if isinstance(cell, RemoteCell):
+        cell.on_stop_requested()  # another process's actor: its transport sends the stop
+        return
     if not cell._terminated and not cell._stop_requested:
-        cell._stop_requested = True
+        _mark_stop_requested(cell)
         cell._send_system(TERMINATE)
+
+
+def stop_now(cell: ActorCell) -> asyncio.Future[None]:
+    """``context.stop`` / ``system.stop`` from any thread; a future of the termination."""
+    if isinstance(cell, RemoteCell):
+        return cell.stop_now()  # its transport stops it
+    system = cell._system
+    if threading.get_ident() != system._loop_thread:
+        return from_thread(system, lambda: stop_now(cell))  # type: ignore[return-value]
+    request_stop(cell)
+    return cell._termination()
+
+
+def _mark_stop_requested(cell: ActorCell) -> None:
+    # The parent counts its stopping children, so waiting for them costs O(1) per child.
+    if not cell._stop_requested:
+        cell._stop_requested = True
+        parent = cell._parent
+        if parent is not None:
+            parent._stopping_children += 1
 
 
 # -- restarting -----------------------------------------------------------------------------------
@@ -191,7 +227,7 @@ def _restart(cell: ActorCell, message: Restart) -> None:
         _wait_for_stopping_children(cell, lambda: _recreate(cell, message.error))
         return
 
-    def after_pre_restart(error: Exception | None) -> None:
+    def after_pre_restart(error: BaseException | None) -> None:
         if error is not None:
             cell.log.error("pre_restart failed", exc_info=error)
         _wait_for_stopping_children(cell, lambda: _recreate(cell, message.error))
@@ -200,8 +236,7 @@ def _restart(cell: ActorCell, message: Restart) -> None:
 
 
 def _wait_for_stopping_children(cell: ActorCell, then: Callable[[], None]) -> None:
-    children = cell._children
-    if children and any(c._stop_requested for c in children.values()):
+    if cell._stopping_children:
         cell._awaiting = True
         cell._children_waiter = then
     else:
@@ -211,10 +246,7 @@ def _wait_for_stopping_children(cell: ActorCell, then: Callable[[], None]) -> No
 def children_changed(cell: ActorCell) -> None:
     """A child terminated: continue a restart or stop that was waiting for it."""
     waiter = cell._children_waiter
-    if waiter is None:
-        return
-    children = cell._children
-    if children and any(c._stop_requested for c in children.values()):
+    if waiter is None or cell._stopping_children:
         return
     cell._children_waiter = None
     cell._awaiting = False
@@ -230,32 +262,35 @@ def _recreate(cell: ActorCell, error: BaseException) -> None:
     stash = cell._stash or []
     cell._stash = None
     cell._actor = None
-    queued = old.drain_user()
     system_msgs = old.drain_system()
     try:
         mailbox = cell._options.make_mailbox()
     except Exception:
         cell.log.exception("mailbox factory failed on restart; keeping the old mailbox")
         mailbox = old
+    if mailbox is not old and type(mailbox) is Mailbox and type(old) is Mailbox:
+        # The queue itself moves over: tells from other threads may be appending to it.
+        mailbox._user, old._user = old._user, mailbox._user
     cell._mailbox = mailbox
     system._attach_mailbox(cell, mailbox)
     for env in system_msgs:
         mailbox.enqueue_system(env.message)
-    for env in queued:
-        _requeue(cell, mailbox, unwrap(env))
+    if mailbox is not old:
+        for env in old.drain_user():
+            _requeue(cell, mailbox, unwrap(env))
     if stash:
         mailbox.prepend_user(stash)
     try:
         actor = _create_instance(cell)
     except ActorInitializationError as init_error:
-        _fault_handling.report(cell, init_error, None)
+        _start_failed(cell, init_error)
         return
 
-    def after_post_restart(hook_error: Exception | None) -> None:
+    def after_post_restart(hook_error: BaseException | None) -> None:
         if hook_error is not None:
             init_error = ActorInitializationError(f"post_restart of {cell.path} failed")
             init_error.__cause__ = hook_error
-            _fault_handling.report(cell, init_error, None)
+            _start_failed(cell, init_error)
             return
         cell._suspended = False
         stats = cell._stats
@@ -280,13 +315,28 @@ def _requeue(cell: ActorCell, mailbox: Mailbox, item: Any) -> None:
         cell._system._lose(item, cell, DeadLetterReason.QUEUED_AT_STOP)
 
 
+def adopt_orphans(cell: ActorCell, queue: Any) -> None:
+    """Requeue (or dead-letter, once stopped) what tells from another thread left in a
+    queue that a stop or restart had swapped out (see ``ActorRef.tell``)."""
+    system = cell._system
+    while queue:
+        item = unwrap(queue.popleft())
+        if cell._terminated:
+            system._lose(item, cell, DeadLetterReason.RECIPIENT_STOPPED)
+        else:
+            _requeue(cell, cell._mailbox, item)
+    if not cell._scheduled:
+        cell._scheduled = True
+        system._schedule(cell)
+
+
 # -- stopping -------------------------------------------------------------------------------------
 def begin_stop(cell: ActorCell) -> None:
     """Stop children, wait for them, run ``post_stop``, then finalize."""
     if cell._terminating or cell._terminated:
         return
     cell._terminating = True
-    cell._stop_requested = True
+    _mark_stop_requested(cell)
     cell._suspended = True
     _timers.cancel_all(cell)
     children = cell._children
@@ -302,7 +352,7 @@ def _post_stop(cell: ActorCell) -> None:
         _finalize(cell)
         return
 
-    def after(error: Exception | None) -> None:
+    def after(error: BaseException | None) -> None:
         if error is not None:
             cell.log.error("post_stop failed", exc_info=error)
         _finalize(cell)
@@ -311,6 +361,8 @@ def _post_stop(cell: ActorCell) -> None:
 
 
 def _finalize(cell: ActorCell) -> None:
+    """From now on everything sent is a dead letter; what was queued becomes one too
+    (a large backlog in slices that yield to the loop), then the actor is gone."""
     system = cell._system
     cell._terminated = True
     cell._scheduled = True  # never scheduled again: the sink below takes every message
@@ -320,12 +372,16 @@ def _finalize(cell: ActorCell) -> None:
     for env in cell._stash or ():
         system._lose(env, cell, DeadLetterReason.QUEUED_AT_STOP)
     cell._stash = None
-    for env in old.drain_user():
-        system._lose(unwrap(env), cell, DeadLetterReason.QUEUED_AT_STOP)
     old.drain_system()
     cell._actor = None
     if system._mail_provider is not None:
         system._mail_provider.detach(cell)
+    dead_letter_backlog(cell, old, _gone)
+
+
+def _gone(cell: ActorCell) -> None:
+    """The last step of a stop: watchers, the lifecycle event, the parent."""
+    system = cell._system
     _death_watch.on_terminated(cell)
     stats = cell._stats
     if stats is not None:
@@ -333,13 +389,19 @@ def _finalize(cell: ActorCell) -> None:
     metrics = system.metrics
     if metrics._tracked_paths or metrics._drop_keys_by_path:
         metrics.forget_path(cell.path)
+    error = system._stop_errors.pop(cell, None) if system._stop_errors else None
     parent = cell._parent
     if parent is not None:  # the /user guardian is not a user actor
-        system._publish_lifecycle(ActorStopped, cell)
+        system._publish_lifecycle(ActorStopped, cell, error)
+    stopped = cell._stopped
+    cell._stopped = True
+    if isinstance(stopped, asyncio.Future) and not stopped.done():
+        stopped.set_result(None)
     if parent is not None:
         children = parent._children
         if children is not None and children.get(cell._name) is cell:
             del children[cell._name]
+        parent._stopping_children -= 1
         children_changed(parent)
     else:
         system._root_terminated()

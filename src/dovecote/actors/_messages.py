@@ -62,6 +62,8 @@ class DeadLetterReason:
     """A reply that arrived after its ``ask`` had timed out or been cancelled."""
     NO_RECIPIENT: Final = "no-recipient"
     """``context.reply`` with neither an asker nor a sender to answer."""
+    REJECTED: Final = "rejected"
+    """Told from another thread to a full ``reject`` mailbox: no caller left to raise to."""
 
 
 @attrs.frozen(slots=True)
@@ -91,9 +93,14 @@ class ActorRestarted:
 
 @attrs.frozen(slots=True)
 class ActorStopped:
-    """Lifecycle event: an actor has stopped for good."""
+    """Lifecycle event: an actor has stopped for good.
+
+    ``error`` is the exception that stopped it (its factory, constructor or ``pre_start``
+    raised, or its supervisor decided STOP after a failure), None for a requested stop.
+    """
 
     ref: ActorRef
+    error: BaseException | None = None
 
 
 @attrs.frozen(slots=True)

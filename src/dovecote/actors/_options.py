@@ -8,6 +8,7 @@ from typing import Any, Literal
 import attrs
 
 from dovecote._errors import OptionsError
+from dovecote.actors._hosted_mailbox import durable_mailbox_factory
 from dovecote.mailboxes import BoundedMailbox, Mailbox, OverflowPolicy
 from dovecote.supervision import SupervisorStrategy
 
@@ -92,6 +93,26 @@ class ActorOptions:
 
     def with_mailbox(self, factory: Callable[[], Mailbox]) -> ActorOptions:
         """Use a mailbox of your own (e.g. a PriorityMailbox), made fresh per incarnation."""
+        return attrs.evolve(self, mailbox=factory)
+
+    def with_durable_mailbox(
+        self,
+        store: Any,
+        mailbox: str | None = None,
+        *,
+        codec: Any = None,
+        lease_duration_ms: int | None = None,
+        **options: Any,
+    ) -> ActorOptions:
+        """Keep this actor's messages in a durable ``store`` (see ``dovecote.durable``).
+
+        ``tell`` writes through ``codec`` to the store mailbox ``mailbox`` (default: the
+        actor's path); each message is claimed before ``on_receive`` and committed after
+        it returns. At-least-once: see docs/durable-actors.md.
+        """
+        factory = durable_mailbox_factory(
+            store, mailbox=mailbox, codec=codec, lease_duration_ms=lease_duration_ms, **options
+        )
         return attrs.evolve(self, mailbox=factory)
 
     def with_dispatcher(self, name: DispatcherName) -> ActorOptions:

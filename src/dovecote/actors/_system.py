@@ -17,23 +17,38 @@ from dovecote._errors import (
     ActorNotFoundError,
     ActorStoppedError,
     InvalidActorNameError,
+    InvalidTimeoutError,
     OptionsError,
+    ShutdownTimeoutError,
 )
-from dovecote.actors import _lifecycle, _ref
+from dovecote.actors import _lifecycle
 from dovecote.actors._actor import Actor
 from dovecote.actors._ask_timeouts import AskTimeouts
 from dovecote.actors._blocking_cell import BlockingActorCell  # noqa: F401 (registers it)
 from dovecote.actors._cell import ActorCell
 from dovecote.actors._envelope_kinds import PostedExempt, is_runtime_envelope
 from dovecote.actors._event_stream import EventStream
+from dovecote.actors._hosted_mailbox import notify_attached
 from dovecote.actors._messages import DeadLetter, DeadLetterReason, PoisonPill
 from dovecote.actors._metrics_wiring import DropCounter, MailboxSizes
 from dovecote.actors._names import NAME_PATTERN
 from dovecote.actors._options import ActorOptions
-from dovecote.actors._ref import ActorRef, enable_threads
+from dovecote.actors._ref import ActorRef, check_timeout
+from dovecote.actors._remote_seam import (
+    RemoteConfig,
+    RemoteTransport,
+    cluster_of,
+    remote_config,
+)
 from dovecote.actors._system_messages import TERMINATE, DrainBarrier
 from dovecote.actors._type_params import M, R
-from dovecote.dispatch import DEFAULT_SLICE, DEFAULT_THROUGHPUT, BlockingExecutor, TurnQueue
+from dovecote.dispatch import (
+    DEFAULT_SLICE,
+    DEFAULT_THROUGHPUT,
+    BlockingExecutor,
+    TurnQueue,
+    note_fatal_error,
+)
 from dovecote.mailboxes import Mailbox
 from dovecote.observability import ClassStats, RuntimeMetrics, get_logger
 from dovecote.supervision import OneForOneStrategy, SupervisorStrategy
@@ -46,6 +61,10 @@ __all__ = ["ActorSystem"]
 
 _HOST = re.compile(r"[A-Za-z0-9]([A-Za-z0-9.-]{0,252}[A-Za-z0-9])?")
 _log = get_logger("dovecote.system")
+
+#: Seconds ``shutdown`` waits, once its timeout has passed and the running handlers were
+#: cancelled, before it gives up on the actors still running.
+SHUTDOWN_GRACE = 0.5
 
 
 def _check_system_options(
@@ -104,6 +123,13 @@ class ActorSystem:
     tasks, I/O, timers). ``metrics_sample_every=N`` times about one message in N for
     ``actor_message_seconds``: once N messages have gone by, the first message of the
     next turn is timed (at most one per turn; ``1`` times every message).
+    ``interrupt_timeout`` is the shutdown timeout used when the system stops because the
+    ``async with`` block was cancelled (Ctrl-C) or a ``BaseException`` that is not an
+    ``Exception`` (``SystemExit``...) escaped an actor; that exception is then re-raised
+    from the ``async with`` block (and from ``dovecote.run``).
+
+    ``remote="nats://host:4222"`` (or a config object such as
+    ``dovecote.remote.NatsRemote(...)``) joins other processes: see docs/remote.md.
     """
 
     def __init__(
@@ -118,6 +144,8 @@ class ActorSystem:
         clock: Clock | None = None,
         dead_letter_log_limit: int = 10,
         dispatch_slice: float = DEFAULT_SLICE,
+        interrupt_timeout: float = 1.0,
+        remote: str | RemoteConfig | None = None,
     ) -> None:
         try:
             loop = asyncio.get_running_loop()
@@ -139,23 +167,38 @@ class ActorSystem:
             blocking_workers,
             dead_letter_log_limit,
         )
+        if clock is not None and not isinstance(clock, Clock):
+            raise OptionsError(
+                f"clock must implement dovecote.Clock (now, wall, sleep, call_later), got {clock!r}"
+            )
+        try:
+            self._interrupt_timeout = check_timeout(interrupt_timeout, "interrupt_timeout")
+        except InvalidTimeoutError as error:  # an option: the same error as every other one
+            raise OptionsError(str(error)) from None
         self._name = name
         self._host = host.lower()
         self._loop = loop
         self._loop_thread = threading.get_ident()
         self._call_soon = loop.call_soon
+        self._call_soon_threadsafe = loop.call_soon_threadsafe
+        self._create_future = loop.create_future
         self._turns = TurnQueue(loop, float(dispatch_slice))
         self._schedule = self._turns.schedule
-        self._ask_timeouts = AskTimeouts(loop)
         self._throughput = throughput
         self._guardian_strategy = guardian_strategy or OneForOneStrategy()
         self.clock: Clock = clock if clock is not None else SystemClock()
+        self._ask_timeouts = AskTimeouts(self.clock)
         self.metrics = RuntimeMetrics(name, sample_every=metrics_sample_every)
         self.metrics.set_mailbox_size_source(MailboxSizes(self))
         self._sample_every = self.metrics.sample_every
         self._sample_countdown = 0 if self._sample_every == 1 else self._sample_every
         self.event_stream = EventStream()
         self._address_prefix = f"mem://{name}@{self._host}"
+        # Linked to other processes (remote=...): addresses take the transport's scheme.
+        self._remote: RemoteTransport | None = None
+        if remote is not None:
+            self._remote = remote_config(remote).open_transport(self)
+            self._address_prefix = f"{self._remote.scheme}://{name}@{self._host}"
         self._uids = itertools.count(1)
         self._factory_stats: dict[Any, tuple[str, ClassStats]] = {}
         # New cells wait here for their first turn; one loop callback starts them in
@@ -166,7 +209,16 @@ class ActorSystem:
         self._dead_letter_log_limit = dead_letter_log_limit
         self._blocking = BlockingExecutor(blocking_workers)
         self._shutting_down = False
+        self._shutdown_finished: asyncio.Future[None] | None = None
         self._done: asyncio.Future[None] = loop.create_future()
+        # Why actors stopped, while they stop: the error for ActorStopped and for the
+        # ActorStoppedError of the asks they leave unanswered (only failures are here).
+        self._stop_errors: dict[ActorCell, BaseException] = {}
+        # A BaseException that escaped an actor: the system stops and re-raises it.
+        self._fatal_error: BaseException | None = None
+        self._fatal_stop: asyncio.Task[None] | None = None
+        self._owner = asyncio.current_task()  # cancelled after a fatal error; see __aenter__
+        self._exiting = False
         self._post_office: PostOffice | None = None
         self._unhandled_warned: dict[tuple[str, type], list[float]] = {}
         self._mail_provider: ActorMailProvider | None = None
@@ -203,6 +255,16 @@ class ActorSystem:
         return self._shutting_down
 
     @property
+    def cluster(self) -> Any:
+        """The cluster this system joined with ``remote=...`` (``members``, ...)."""
+        return cluster_of(self)
+
+    async def start(self) -> None:
+        """Join the remote transport (``remote=...``); ``async with`` calls it. Idempotent."""
+        if self._remote is not None:
+            await self._remote.start()
+
+    @property
     def post_office(self) -> PostOffice:
         """The system's post office, with a MemoryProvider for ``mem`` addresses."""
         if self._post_office is None:
@@ -225,15 +287,16 @@ class ActorSystem:
         """
         return _lifecycle.spawn(self._guardian, factory, name, options)
 
-    def stop(self, ref: ActorRef) -> None:
+    def stop(self, ref: ActorRef) -> asyncio.Future[None]:
         """Stop ``ref`` now, from outside any actor (like ``context.stop``).
 
         The message in progress finishes; what is still queued becomes dead letters.
-        Use ``ref.stop()`` instead to let the queue drain first.
+        Use ``ref.stop()`` instead to let the queue drain first. Returns a future that
+        completes once the actor has terminated (a concurrent one from another thread).
         """
         if not isinstance(ref, ActorRef):
             raise TypeError("stop() takes an ActorRef")
-        _lifecycle.request_stop(ref._cell)
+        return _lifecycle.stop_now(ref._cell)
 
     def resolve(self, address_or_path: str) -> ActorRef:
         """Find a live actor by path (``/user/a/b``) or address (``mem://sys@host/user/a/b``)."""
@@ -242,6 +305,9 @@ class ActorSystem:
         path = address_or_path
         if "://" in path or (":" in path and not path.startswith("/")):
             path = self._path_of_address(path)
+            if path == "":  # another node's address
+                assert self._remote is not None
+                return self._remote.resolve(address_or_path)
         if not path.startswith("/user"):
             raise ActorNotFoundError(f"no actor at {address_or_path!r}")
         cell: ActorCell | None = self._guardian
@@ -261,42 +327,74 @@ class ActorSystem:
         from dovecote.addressing import MailAddress
 
         address = MailAddress.parse(text)
-        if address.scheme != "mem" or address.user != self._name or address.host != self._host:
-            raise ActorNotFoundError(f"{text!r} is not an address of system {self._address_prefix}")
-        path: str = address.path
-        return path
+        remote = self._remote
+        if address.user != self._name or address.host != self._host:
+            if remote is not None and address.scheme == remote.scheme:
+                return ""  # another node of the cluster: the transport resolves it
+        elif address.scheme == "mem" or (remote is not None and address.scheme == remote.scheme):
+            path: str = address.path
+            return path
+        raise ActorNotFoundError(f"{text!r} is not an address of system {self._address_prefix}")
 
-    async def shutdown(self, *, drain: bool = False, timeout: float = 10.0) -> None:
+    async def shutdown(self, *, drain: bool = False, timeout: float | None = 10.0) -> None:
         """Stop every actor, children before parents; idempotent.
 
         ``drain=False``: each actor finishes its current message, the rest of its queue
         becomes dead letters. ``drain=True``: each actor first handles what was already
-        queued. After ``timeout`` seconds, handlers still running are cancelled.
+        queued. After ``timeout`` seconds (None: no limit), handlers still running are
+        cancelled; if actors are still running :data:`SHUTDOWN_GRACE` seconds later,
+        :class:`ShutdownTimeoutError` names them. A call made while a shutdown is under
+        way waits for it; one made after it returns at once.
         """
-        if self._shutting_down:
-            await asyncio.shield(self._done)
+        seconds = check_timeout(timeout, "shutdown timeout")
+        if self._shutdown_finished is not None:
+            await asyncio.shield(self._shutdown_finished)
             return
         self._shutting_down = True
+        finished = self._shutdown_finished = self._loop.create_future()
+        try:
+            await self._shut_down(drain, seconds)
+        finally:
+            finished.set_result(None)
+
+    async def _shut_down(self, drain: bool, timeout: float) -> None:
         loop = self._loop
         deadline = loop.time() + timeout
         try:
             if drain:
                 await self._drain(timeout)
             self._guardian._send_system(TERMINATE)
-            try:
-                await asyncio.wait_for(asyncio.shield(self._done), max(0.0, deadline - loop.time()))
-            except TimeoutError:
-                _log.warning("shutdown timed out; cancelling running handlers", system=self._name)
-                for cell in list(self._walk()):
-                    task = cell._task
-                    if task is not None:
-                        task.cancel()
-                await asyncio.wait_for(asyncio.shield(self._done), 1.0)
+            if await self._stopped_within(deadline - loop.time()):
+                return
+            _log.warning("shutdown timed out; cancelling running handlers", system=self._name)
+            for cell in list(self._walk()):
+                task = cell._task
+                if task is not None:
+                    task.cancel()
+            if await self._stopped_within(SHUTDOWN_GRACE):
+                return
+            left = tuple(cell.path for cell in self._walk())
+            shown = ", ".join(left[:5]) + (f" and {len(left) - 5} more" if len(left) > 5 else "")
+            raise ShutdownTimeoutError(
+                f"actor system {self._name!r} did not stop within {timeout:g}s "
+                f"(+{SHUTDOWN_GRACE:g}s after cancelling handlers); still running: {shown}",
+                left,
+            )
         finally:
             self._ask_timeouts.close(self._name)
             self._blocking.shutdown()
             if self._post_office is not None:
                 await self._post_office.stop()
+            if self._remote is not None:
+                await self._remote.close()
+
+    async def _stopped_within(self, seconds: float) -> bool:
+        """Wait up to ``seconds`` for the last actor to stop; True if it did."""
+        try:
+            await asyncio.wait_for(asyncio.shield(self._done), max(0.0, seconds))
+        except TimeoutError:
+            return False
+        return True
 
     async def _drain(self, timeout: float) -> None:
         pending = 0
@@ -320,6 +418,12 @@ class ActorSystem:
             _log.warning("drain timed out; stopping the rest", system=self._name, left=pending)
 
     async def __aenter__(self) -> ActorSystem:
+        self._owner = asyncio.current_task()
+        try:
+            await self.start()
+        except BaseException:
+            await self.shutdown()
+            raise
         return self
 
     async def __aexit__(
@@ -328,7 +432,47 @@ class ActorSystem:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        await self.shutdown()
+        self._exiting = True
+        interrupted = exc_type is not None and issubclass(
+            exc_type, (asyncio.CancelledError, KeyboardInterrupt)
+        )
+        if interrupted or self._fatal_error is not None:
+            try:
+                await self.shutdown(timeout=self._interrupt_timeout)
+            except ShutdownTimeoutError as error:
+                _log.warning("shutdown after an interrupt timed out", actors=error.actors[:10])
+        else:
+            await self.shutdown()
+        if self._fatal_error is not None:
+            raise self._fatal_error
+
+    # -- a BaseException escaped an actor ----------------------------------------------------
+    def _fatal(self, error: BaseException) -> None:
+        """Stop the whole system, then re-raise ``error`` where the system was entered.
+
+        Called on the loop thread when a BaseException that is not an Exception (nor a
+        CancelledError) escaped a handler or hook; the first one wins.
+        """
+        if self._fatal_error is not None:
+            return
+        self._fatal_error = error
+        _log.error(
+            "a BaseException escaped an actor; stopping the actor system",
+            system=self._name,
+            exc_info=error,
+        )
+        note_fatal_error(self._loop, error)
+        self._fatal_stop = self._loop.create_task(self._stop_after_fatal())
+
+    async def _stop_after_fatal(self) -> None:
+        try:
+            await self.shutdown(timeout=self._interrupt_timeout)
+        except ShutdownTimeoutError as error:
+            _log.warning("shutdown after a fatal error timed out", actors=error.actors[:10])
+        finally:
+            owner = self._owner
+            if owner is not None and not owner.done() and not self._exiting:
+                owner.cancel()  # its ``async with`` (or dovecote.run) re-raises the error
 
     def __repr__(self) -> str:
         return f"ActorSystem({self._address_prefix!r})"
@@ -370,9 +514,25 @@ class ActorSystem:
         observe = getattr(mailbox, "observe_drops", None)
         if observe is not None:
             observe(DropCounter(cell))
+        notify_attached(cell, mailbox)  # a hosted (durable) mailbox learns its actor
 
-    def _enable_threads(self) -> None:
-        enable_threads()
+    def _orphaned(self, cell: ActorCell, queue: deque[Any]) -> None:
+        """A tell from another thread appended to a queue that a stop or restart had just
+        swapped out: move what was left there, on the loop."""
+        if threading.get_ident() != self._loop_thread:
+            if not self._hop(self._orphaned, cell, queue):
+                self._dead_letters += len(queue)  # the loop is closed: counted, never run
+            return
+        _lifecycle.adopt_orphans(cell, queue)
+
+    def _hop(self, callback: Callable[..., object], *args: Any) -> bool:
+        """From another thread: run ``callback(*args)`` on the loop (waking it); False if
+        the loop is closed."""
+        try:
+            self._call_soon_threadsafe(callback, *args)
+        except RuntimeError:  # the event loop is closed: the system is gone
+            return False
+        return True
 
     def _publish_lifecycle(self, event_type: type, cell: ActorCell, *args: Any) -> None:
         stream = self.event_stream
@@ -420,7 +580,11 @@ class ActorSystem:
 
     def _fail_reply(self, reply: asyncio.Future[Any], cell: ActorCell) -> None:
         if not reply.done():
-            reply.set_exception(ActorStoppedError(f"{cell.path} stopped before it answered"))
+            error = ActorStoppedError(f"{cell.path} stopped before it answered")
+            cause = self._stop_errors.get(cell)
+            if cause is not None:
+                error.__cause__ = cause
+            reply.set_exception(error)
 
     def _deliver_reply(
         self,
@@ -429,8 +593,8 @@ class ActorSystem:
         sender: ActorRef | None,
         recipient: ActorRef | None,
     ) -> None:
-        if _ref._threads_in_use and threading.get_ident() != self._loop_thread:
-            self._loop.call_soon_threadsafe(self._deliver_reply, reply, value, sender, recipient)
+        if threading.get_ident() != self._loop_thread:
+            self._hop(self._deliver_reply, reply, value, sender, recipient)
             return
         if reply.done():
             self._dead_letter(value, sender, recipient, DeadLetterReason.LATE_REPLY)

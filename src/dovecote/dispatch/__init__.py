@@ -6,8 +6,14 @@ to threads, and picks the event loop.
 """
 
 from dovecote.dispatch._blocking import BlockingExecutor
-from dovecote.dispatch._loop import loop_factory, run, uvloop_available
-from dovecote.dispatch._steps import CoroutineType, continue_in_task, step_inline
+from dovecote.dispatch._loop import loop_factory, note_fatal_error, run, uvloop_available
+from dovecote.dispatch._steps import (
+    CoroutineType,
+    Escaped,
+    continue_in_task,
+    guarded,
+    step_inline,
+)
 from dovecote.dispatch._turns import DEFAULT_SLICE, HasTurn, TurnQueue
 
 #: Messages an actor may process in one turn before it yields the loop to others.
@@ -18,10 +24,13 @@ __all__ = [
     "DEFAULT_THROUGHPUT",
     "BlockingExecutor",
     "CoroutineType",
+    "Escaped",
     "HasTurn",
     "TurnQueue",
     "continue_in_task",
+    "guarded",
     "loop_factory",
+    "note_fatal_error",
     "run",
     "step_inline",
     "uvloop_available",

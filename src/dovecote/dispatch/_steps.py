@@ -13,7 +13,7 @@ import types
 from collections.abc import Callable, Coroutine, Generator
 from typing import Any
 
-__all__ = ["CoroutineType", "continue_in_task", "step_inline"]
+__all__ = ["CoroutineType", "Escaped", "continue_in_task", "guarded", "step_inline"]
 
 CoroutineType = types.CoroutineType
 
@@ -46,8 +46,32 @@ def _resume(coro: Coroutine[Any, Any, Any], yielded: Any) -> Generator[Any, Any,
         return (yield from coro)
 
 
+class Escaped:
+    """The result of a task whose coroutine raised ``SystemExit`` or ``KeyboardInterrupt``.
+
+    asyncio re-raises those two out of the event loop, past everything; returning them
+    wrapped lets the runtime stop in order instead (and re-raise them afterwards).
+    """
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+
+
 async def _finish(coro: Coroutine[Any, Any, Any], yielded: Any) -> Any:
-    return await _resume(coro, yielded)
+    try:
+        return await _resume(coro, yielded)
+    except (SystemExit, KeyboardInterrupt) as error:
+        return Escaped(error)
+
+
+async def guarded(coro: Coroutine[Any, Any, Any]) -> Any:
+    """Await ``coro``; ``SystemExit`` / ``KeyboardInterrupt`` come back as :class:`Escaped`."""
+    try:
+        return await coro
+    except (SystemExit, KeyboardInterrupt) as error:
+        return Escaped(error)
 
 
 def continue_in_task(

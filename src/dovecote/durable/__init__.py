@@ -4,6 +4,8 @@ mailboxes and the seed-001 inbox.
 Nothing in the core imports this package; it plugs into the seams the core offers.
 """
 
+from dovecote.durable._actor_lane import SENDER_HEADER, STORE_FAILED
+from dovecote.durable._actor_options import DurableMailboxFactory
 from dovecote.durable._errors import (
     AlreadyCommittedError,
     CapacityError,
@@ -27,14 +29,19 @@ from dovecote.durable._model import (
 )
 from dovecote.durable._open import StoreOpener, open_store
 from dovecote.durable._protocol import MailboxStore
+from dovecote.durable._retriable import NonRetriableError, is_retriable
 from dovecote.durable._sqlite import SqliteStore
+from dovecote.durable._store_provider import StoreProvider, store_mailbox_of
 from dovecote.durable._sweeper import Sweeper
 
 __all__ = [
+    "SENDER_HEADER",
+    "STORE_FAILED",
     "AlreadyCommittedError",
     "CapacityError",
     "Claim",
     "DeadLetterRecord",
+    "DurableMailboxFactory",
     "FailureRecord",
     "InvalidRequestError",
     "InvalidStateError",
@@ -43,14 +50,18 @@ __all__ = [
     "MailboxStats",
     "MailboxStore",
     "MessageNotFoundError",
+    "NonRetriableError",
     "NotFoundError",
     "SqliteStore",
     "StorageError",
     "StoreError",
     "StoreMetrics",
     "StoreOpener",
+    "StoreProvider",
     "StoredMessage",
     "SweepResult",
     "Sweeper",
+    "is_retriable",
     "open_store",
+    "store_mailbox_of",
 ]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterable, Mapping
 
-from dovecote.addressing import Clock, SystemClock
+from dovecote._clock import Clock, SystemClock
 from dovecote.durable._errors import (
     InvalidRequestError,
     InvalidStateError,
@@ -112,12 +112,16 @@ class PostgresStore(StoreBase):
         return self._listener
 
     async def close(self) -> None:
-        """Stop the sweeper, end the streams, close the listener and the pool (idempotent)."""
+        """Stop the sweeper, finish queued sends, end the streams, close the connections.
+
+        Idempotent.
+        """
         if self._closed:
             return
         self._closed = True
         if self._sweeper is not None:
             await self._sweeper.stop()
+        await self._admission.drain()  # queued sends are written before the pool closes
         self._signals.close()
         await self._listener.close()
         await self._db.close()

@@ -74,6 +74,12 @@ class Admission:
             )
         await future
 
+    async def drain(self) -> None:
+        """Wait until everything queued so far is written (or has failed)."""
+        flusher = self._flusher
+        if flusher is not None:
+            await asyncio.shield(flusher)
+
     async def _flush_all(self) -> None:
         try:
             while self._queue:

@@ -14,7 +14,7 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry
 
-from dovecote.addressing import Clock
+from dovecote._clock import Clock
 from dovecote.durable._errors import InvalidRequestError
 from dovecote.durable._metrics import StoreMetrics
 from dovecote.durable._model import StoredMessage, SweepResult

@@ -1,0 +1,282 @@
+"""``python -m benchmarks.remote``: remote actors over NATS against NATS itself, one table.
+
+    python -m benchmarks.remote                       # NATS at $DOVECOTE_TEST_NATS_URL
+    python -m benchmarks.remote --quick               # small sizes (~15 s)
+    python -m benchmarks.remote --url nats://127.0.0.1:4222 --output docs/remote.md
+
+Every row is two processes on this machine talking through the same NATS server: the
+receiving side is started as ``python -m benchmarks.remote serve ...`` and the sending
+side runs here. Rows: nats-py publish -> subscribe (raw baseline), nats-py
+request-reply (sequential and 16 in flight), and dovecote's remote tell, sequential ask
+and 16 asks in flight. The Python peers' figures are the issue's (measured on this class
+of machine, not re-run here).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import statistics
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from ._plan import TIMES
+
+IN_FLIGHT = 16
+START = "<!-- remote-benchmarks:start -->"
+END = "<!-- remote-benchmarks:end -->"
+
+# (row, the issue's reference figure, target)
+ROWS: list[tuple[str, str, str]] = [
+    ("nats-py publish → subscribe", "306k msg/s", "baseline"),
+    ("nats-py request-reply, sequential", "3.5k/s, p50 274 µs", "baseline"),
+    (f"nats-py request-reply, {IN_FLIGHT} in flight", "25.6k/s", "baseline"),
+    ("dovecote remote tell", "—", "≥ 150k msg/s"),
+    ("dovecote remote ask, sequential", "—", f"≥ 1.0{TIMES} nats-py sequential"),
+    (f"dovecote remote ask, {IN_FLIGHT} in flight", "—", "≥ 25k/s"),
+]
+PEERS = [
+    ("xoscar (tells / asks across processes)", "26k / 7k"),
+    ("Thespian TCP", "5k / 2.8k"),
+    ("Ray", "6k / 1.3k"),
+    ("raw asyncio TCP ping-pong", "10.9k/s"),
+]
+
+
+# -- the receiving process --------------------------------------------------------------------
+async def serve_raw(url: str, subject: str) -> None:
+    import nats
+
+    nc = await nats.connect(url)
+    count = 0
+
+    async def on_msg(msg: Any) -> None:
+        nonlocal count
+        if msg.reply:
+            await msg.respond(msg.data)
+            return
+        count += 1
+        if msg.data == b"end":
+            await nc.publish(subject + ".done", str(count).encode())
+            count = 0
+
+    await nc.subscribe(subject + ".in", cb=on_msg, pending_msgs_limit=-1, pending_bytes_limit=-1)
+    await nc.flush()
+    print("READY", flush=True)
+    await asyncio.to_thread(sys.stdin.read)
+    await nc.close()
+
+
+async def serve_dovecote(url: str, system: str) -> None:
+    from dovecote import Actor, ActorSystem
+    from dovecote.remote import NatsRemote
+
+    class Counter(Actor):
+        """Counts what it is told; ``"count"`` answers the count and starts again."""
+
+        count = 0
+
+        def on_receive(self, message: Any) -> Any:
+            if message == "count":
+                count, self.count = self.count, 0
+                return count
+            self.count += 1
+            return message
+
+    remote = NatsRemote(servers=url, bucket=f"bench_{system}")
+    async with ActorSystem(system, host="server", remote=remote) as node:
+        node.spawn(Counter, "counter")
+        print("READY", flush=True)
+        await asyncio.to_thread(sys.stdin.read)
+
+
+# -- the sending side ---------------------------------------------------------------------------
+def _percentiles(samples: list[float]) -> tuple[float, float]:
+    samples = sorted(samples)
+    p50 = statistics.median(samples)
+    p99 = samples[min(len(samples) - 1, int(len(samples) * 0.99))]
+    return p50 * 1e6, p99 * 1e6
+
+
+def _start(*args: str) -> subprocess.Popen[bytes]:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "benchmarks.remote", "serve", *args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        cwd=Path(__file__).resolve().parents[1],
+    )
+    assert proc.stdout is not None
+    line = b"?"
+    while line and line.strip() != b"READY":  # (log lines may come first)
+        line = proc.stdout.readline()
+    if not line:
+        raise SystemExit(f"the serving process did not start: {args}")
+    return proc
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    assert proc.stdin is not None
+    proc.stdin.close()
+    proc.wait(30)
+
+
+async def bench_raw(url: str, n_tell: int, n_ask: int) -> list[dict[str, float]]:
+    import nats
+
+    subject = f"bench.{uuid.uuid4().hex[:8]}"
+    proc = _start("raw", url, subject)
+    try:
+        nc = await nats.connect(url)
+        done: asyncio.Queue[bytes] = asyncio.Queue()
+
+        async def on_done(msg: Any) -> None:
+            done.put_nowait(msg.data)
+
+        await nc.subscribe(subject + ".done", cb=on_done)
+        await nc.flush()
+        payload = b"x" * 16
+        started = time.perf_counter()
+        for _ in range(n_tell):
+            await nc.publish(subject + ".in", payload)
+        await nc.publish(subject + ".in", b"end")
+        got = int(await asyncio.wait_for(done.get(), 120))
+        tell = {"rate": got / (time.perf_counter() - started)}
+        seq = await _sequential(lambda: nc.request(subject + ".in", payload, timeout=5), n_ask)
+        par = await _in_flight(lambda: nc.request(subject + ".in", payload, timeout=5), n_ask)
+        await nc.close()
+        return [tell, seq, par]
+    finally:
+        _stop(proc)
+
+
+async def bench_dovecote(url: str, n_tell: int, n_ask: int) -> list[dict[str, float]]:
+    from dovecote import ActorSystem
+    from dovecote.remote import NatsRemote
+
+    system = f"bench{uuid.uuid4().hex[:8]}"
+    proc = _start("dovecote", url, system)
+    try:
+        remote = NatsRemote(servers=url, bucket=f"bench_{system}")
+        async with ActorSystem(system, host="client", remote=remote) as node:
+            counter = node.resolve(f"nats://{system}@server/user/counter")
+            await counter.ask("count", timeout=10)
+            message = b"x" * 16
+            started = time.perf_counter()
+            for _ in range(n_tell):
+                counter.tell(message)
+            got = await counter.ask("count", timeout=120)  # queued behind the tells
+            tell = {"rate": got / (time.perf_counter() - started)}
+            seq = await _sequential(lambda: counter.ask(message, timeout=5), n_ask)
+            par = await _in_flight(lambda: counter.ask(message, timeout=5), n_ask)
+        return [tell, seq, par]
+    finally:
+        _stop(proc)
+        await _delete_bucket(url, system)
+
+
+async def _delete_bucket(url: str, system: str) -> None:
+    import nats
+
+    nc = await nats.connect(url)
+    with contextlib.suppress(Exception):
+        await nc.jetstream().delete_key_value(f"bench_{system}")
+    await nc.close()
+
+
+async def _sequential(call: Any, n: int) -> dict[str, float]:
+    for _ in range(max(10, n // 10)):
+        await call()
+    times = []
+    started = time.perf_counter()
+    for _ in range(n):
+        t0 = time.perf_counter()
+        await call()
+        times.append(time.perf_counter() - t0)
+    elapsed = time.perf_counter() - started
+    p50, p99 = _percentiles(times)
+    return {"rate": n / elapsed, "p50": p50, "p99": p99}
+
+
+async def _in_flight(call: Any, n: int) -> dict[str, float]:
+    times: list[float] = []
+    per = max(1, n // IN_FLIGHT)
+
+    async def worker() -> None:
+        for _ in range(per):
+            t0 = time.perf_counter()
+            await call()
+            times.append(time.perf_counter() - t0)
+
+    started = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(IN_FLIGHT)))
+    elapsed = time.perf_counter() - started
+    p50, p99 = _percentiles(times)
+    return {"rate": per * IN_FLIGHT / elapsed, "p50": p50, "p99": p99}
+
+
+def _fmt_rate(value: float) -> str:
+    return f"{value / 1000:.1f}k/s" if value < 1e6 else f"{value / 1e6:.2f}M/s"
+
+
+def render(results: list[dict[str, float]], url: str, n_tell: int, n_ask: int) -> str:
+    lines = [
+        f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} against {url}; "
+        f"{n_tell:,} tells, {n_ask:,} asks per row; two processes per row, both on this "
+        "machine (2 shared cores: expect noise).",
+        "",
+        "| row | throughput | p50 µs | p99 µs | target | issue's figure |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for (name, ref, target), r in zip(ROWS, results, strict=True):
+        p50 = f"{r['p50']:.0f}" if "p50" in r else "—"
+        p99 = f"{r['p99']:.0f}" if "p99" in r else "—"
+        lines.append(f"| {name} | {_fmt_rate(r['rate'])} | {p50} | {p99} | {target} | {ref} |")
+    for name, figure in PEERS:
+        lines.append(f"| {name} (issue's figure, not re-run) | {figure} | — | — | — | {figure} |")
+    seq_ratio = results[4]["rate"] / results[1]["rate"]
+    lines += [
+        "",
+        f"dovecote remote tell = {results[3]['rate'] / results[0]['rate']:.2f}{TIMES} raw nats-py "
+        f"publish; sequential ask = {seq_ratio:.2f}{TIMES} nats-py's request-reply.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["serve"]:
+        mode, url, name = argv[1:4]
+        asyncio.run(serve_raw(url, name) if mode == "raw" else serve_dovecote(url, name))
+        return 0
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.remote", description=__doc__)
+    parser.add_argument(
+        "--url", default=os.environ.get("DOVECOTE_TEST_NATS_URL", "nats://127.0.0.1:4222")
+    )
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--output", type=Path)
+    args = parser.parse_args(argv)
+    n_tell, n_ask = (50_000, 2_000) if args.quick else (300_000, 10_000)
+    results = asyncio.run(bench_raw(args.url, n_tell, n_ask))
+    results += asyncio.run(bench_dovecote(args.url, n_tell, n_ask))
+    report = render(results, args.url, n_tell, n_ask)
+    print(report)
+    if args.output is not None:
+        text = args.output.read_text() if args.output.exists() else ""
+        if START in text and END in text:
+            head, rest = text.split(START, 1)
+            text = f"{head}{START}\n{report}{END}{rest.split(END, 1)[1]}"
+        else:
+            text = report
+        args.output.write_text(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,67 @@
+"""Answers to asks across nodes: what the answering node sends, what the asker makes of it."""
+
+from __future__ import annotations
+
+import asyncio
+import traceback
+from typing import TYPE_CHECKING, Any
+
+from dovecote._errors import ActorNotFoundError, ActorStoppedError, SerializationError
+from dovecote.remote import _wire as w
+from dovecote.remote._body import decode_body, encode_body
+from dovecote.remote._errors import RemoteError
+
+if TYPE_CHECKING:
+    from dovecote.actors import ActorSystem
+
+__all__ = ["answer_items", "settle"]
+
+
+def answer_items(answer: asyncio.Future[Any]) -> tuple[Any, ...]:
+    """The reply frame for a local ask's outcome: the value, or what went wrong.
+
+    An exception travels as its type name, message and formatted traceback only.
+    """
+    if answer.cancelled():
+        return (w.STOPPED, "the ask was cancelled")
+    error = answer.exception()
+    if error is None:
+        try:
+            return (w.OK, encode_body(answer.result()))
+        except SerializationError as bad:
+            error = bad
+    if isinstance(error, ActorStoppedError):
+        return (w.STOPPED, str(error))
+    kind = type(error)
+    return (
+        w.ERROR,
+        f"{kind.__module__}.{kind.__qualname__}",
+        str(error),
+        "".join(traceback.format_exception(error)),
+    )
+
+
+def settle(
+    future: asyncio.Future[Any], data: bytes, no_responders: bool, system: ActorSystem
+) -> None:
+    """Complete an ask's future from the reply that arrived for it."""
+    if no_responders:
+        future.set_exception(ActorNotFoundError("no node answers for that address (no responders)"))
+        return
+    try:
+        frame = w.decode_frame(data)
+        kind = frame[0]
+        if kind == w.OK:
+            future.set_result(decode_body(frame[1], system))
+        elif kind == w.ERROR:
+            future.set_exception(RemoteError(str(frame[1]), str(frame[2]), str(frame[3])))
+        elif kind == w.NOT_FOUND:
+            future.set_exception(ActorNotFoundError(str(frame[1])))
+        elif kind == w.STOPPED:
+            future.set_exception(ActorStoppedError(str(frame[1])))
+        else:
+            future.set_result(kind)  # control answers: WATCHING / GONE
+    except SerializationError as error:
+        future.set_exception(error)
+    except (IndexError, TypeError) as error:
+        future.set_exception(SerializationError(f"malformed reply: {error}"))
