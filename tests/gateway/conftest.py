@@ -1,0 +1,91 @@
+"""Fixtures of the gateway suite: a ``dovecote serve`` subprocess per backend."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from gateway_kit import Broker, sqlite_url
+
+pytest.importorskip("starlette")
+pytest.importorskip("grpc")
+pytest.importorskip("mcp")
+
+
+def _postgres_url() -> str:
+    from service_urls import postgres_url
+
+    url = postgres_url()
+    if importlib.util.find_spec("dovecote.durable._postgres") is None:
+        pytest.skip(
+            "the PostgreSQL backend (dovecote.durable.PostgresStore, branch store-pg) is not "
+            "merged into this branch yet"
+        )
+    return url
+
+
+def _drop_schema(url: str, schema: str) -> None:
+    import asyncpg
+
+    async def drop() -> None:
+        conn = await asyncpg.connect(url)
+        try:
+            await conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+        finally:
+            await conn.close()
+
+    asyncio.run(drop())
+
+
+@pytest.fixture(scope="session")
+def sqlite_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broker]:
+    """One broker on a SQLite file for the session (tests use unique mailbox names)."""
+    db = sqlite_url(tmp_path_factory.mktemp("broker") / "broker.db")
+    broker = Broker.start(db)
+    yield broker
+    assert broker.stop() == 0, "".join(broker.stderr_lines)
+
+
+_SCHEMAS: list[tuple[str, str]] = []
+
+
+def postgres_test_url() -> str:
+    """A PostgreSQL store URL in a fresh schema, dropped when the session ends."""
+    url = _postgres_url()
+    schema = f"dovecote_gw_{uuid.uuid4().hex[:12]}"
+    _SCHEMAS.append((url, schema))
+    return f"{url}?schema={schema}"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _drop_test_schemas() -> Iterator[None]:
+    yield
+    for url, schema in _SCHEMAS:
+        _drop_schema(url, schema)
+
+
+@pytest.fixture(scope="session")
+def postgresql_broker() -> Iterator[Broker]:
+    """One broker on PostgreSQL for the session, in a schema of its own (the server is
+    shared with other test runs), dropped afterwards."""
+    broker = Broker.start(postgres_test_url())
+    try:
+        yield broker
+        assert broker.stop() == 0, "".join(broker.stderr_lines)
+    finally:
+        broker.stop()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def broker(request: pytest.FixtureRequest) -> Broker:
+    """The HTTP suite runs against both backends."""
+    return request.getfixturevalue(f"{request.param}_broker")  # type: ignore[no-any-return]
+
+
+@pytest.fixture
+def db_file(tmp_path: Path) -> str:
+    return sqlite_url(tmp_path / "broker.db")
