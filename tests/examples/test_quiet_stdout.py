@@ -19,7 +19,13 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-README_SNIPPETS = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
+# The README and the concept pages carved out of it (the core's documented snippets).
+_PAGES = [ROOT / "README.md", *sorted((ROOT / "docs" / "concepts").glob("*.md"))]
+README_SNIPPETS = [
+    code
+    for page in _PAGES
+    for code in re.findall(r"```python\n(.*?)```", page.read_text(), re.S)
+]
 EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
 TIMEOUT = 60.0
 
