@@ -16,7 +16,7 @@ DURABLE_ACTOR_WORKLOADS: tuple[Workload, ...] = (
         "durable_actor",
         "(h) durable actor (SQLite file): tell → handled",
         "N tells to one actor whose mailbox is a store mailbox (written in groups, claimed "
-        "one at a time, committed after on_receive); the clock stops when the N-th was "
+        "claim_ahead=16, committed after on_receive); the clock stops when the N-th was "
         "handled. p50/p99: 300 single tells, each timed from tell to handled. FULL and "
         "NORMAL durability, then the same figures for an in-memory actor.",
         (

@@ -15,7 +15,7 @@ from dovecote.durable._retriable import RetriablePredicate, is_retriable
 
 __all__ = ["DEFAULT_CLAIM_AHEAD", "DurableMailboxFactory", "durable_mailbox_factory"]
 
-DEFAULT_CLAIM_AHEAD = 16
+DEFAULT_CLAIM_AHEAD = 1
 """Messages a durable actor claims together by default."""
 
 
