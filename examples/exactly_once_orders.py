@@ -122,10 +122,10 @@ async def main() -> None:
 
         # a restarted consumer replays the whole log: every order is already recorded
         db, inbox = await open_ledger(path)
-        fresh = [await consume(inbox, d, None) for d in stream]
+        replayed = [await consume(inbox, d, None) for d in stream]
         print(
             f"after a restart, replaying all {len(stream)} deliveries applies "
-            f"{sum(fresh)}: balance {await balance(db):,}"
+            f"{sum(replayed)}: balance {await balance(db):,}"
         )
         stats = await inbox.get_stats(source=SOURCE)
         print(f"inbox rows: {stats.total} total, {stats.processed} processed")
