@@ -2,43 +2,15 @@
 
 from __future__ import annotations
 
-import asyncio
-import importlib.util
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from gateway_kit import Broker, sqlite_url
+from gateway_kit import _SCHEMAS, Broker, _drop_schema, postgres_test_url, sqlite_url
 
 pytest.importorskip("starlette")
 pytest.importorskip("grpc")
 pytest.importorskip("mcp")
-
-
-def _postgres_url() -> str:
-    from service_urls import postgres_url
-
-    url = postgres_url()
-    if importlib.util.find_spec("dovecote.durable._postgres") is None:
-        pytest.skip(
-            "the PostgreSQL backend (dovecote.durable.PostgresStore, branch store-pg) is not "
-            "merged into this branch yet"
-        )
-    return url
-
-
-def _drop_schema(url: str, schema: str) -> None:
-    import asyncpg
-
-    async def drop() -> None:
-        conn = await asyncpg.connect(url)
-        try:
-            await conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
-        finally:
-            await conn.close()
-
-    asyncio.run(drop())
 
 
 @pytest.fixture(scope="session")
@@ -48,17 +20,6 @@ def sqlite_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broker]:
     broker = Broker.start(db)
     yield broker
     assert broker.stop() == 0, "".join(broker.stderr_lines)
-
-
-_SCHEMAS: list[tuple[str, str]] = []
-
-
-def postgres_test_url() -> str:
-    """A PostgreSQL store URL in a fresh schema, dropped when the session ends."""
-    url = _postgres_url()
-    schema = f"dovecote_gw_{uuid.uuid4().hex[:12]}"
-    _SCHEMAS.append((url, schema))
-    return f"{url}?schema={schema}"
 
 
 @pytest.fixture(scope="session", autouse=True)

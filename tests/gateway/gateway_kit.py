@@ -7,6 +7,8 @@ sleeps), so every test gets a server on OS-chosen free ports.
 
 from __future__ import annotations
 
+import asyncio
+import importlib.util
 import os
 import queue
 import re
@@ -17,6 +19,8 @@ import threading
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
+
+import pytest
 
 START_TIMEOUT = 30.0
 STOP_TIMEOUT = 20.0
@@ -140,3 +144,39 @@ def run_cli(
         env={**os.environ, **(env or {})},
         stdin=subprocess.DEVNULL,
     )
+
+
+def _postgres_url() -> str:
+    from service_urls import postgres_url
+
+    url = postgres_url()
+    if importlib.util.find_spec("dovecote.durable._postgres") is None:
+        pytest.skip(
+            "the PostgreSQL backend (dovecote.durable.PostgresStore, branch store-pg) is not "
+            "merged into this branch yet"
+        )
+    return url
+
+
+def _drop_schema(url: str, schema: str) -> None:
+    import asyncpg
+
+    async def drop() -> None:
+        conn = await asyncpg.connect(url)
+        try:
+            await conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+        finally:
+            await conn.close()
+
+    asyncio.run(drop())
+
+
+_SCHEMAS: list[tuple[str, str]] = []
+
+
+def postgres_test_url() -> str:
+    """A PostgreSQL store URL in a fresh schema, dropped when the session ends."""
+    url = _postgres_url()
+    schema = f"dovecote_gw_{uuid.uuid4().hex[:12]}"
+    _SCHEMAS.append((url, schema))
+    return f"{url}?schema={schema}"

@@ -53,7 +53,7 @@ def test_the_serve_commands_start_and_drain(tmp_path: Path) -> None:
         args = shlex.split(localise(line, tmp_path))
         assert args[:2] == ["dovecote", "serve"]
         if any(a.startswith("postgresql://") for a in args):
-            from conftest import postgres_test_url
+            from gateway_kit import postgres_test_url
 
             url = postgres_test_url()
             args = [url if a.startswith("postgresql://") else a for a in args]
