@@ -729,8 +729,13 @@ async def ask_scenario(
         if isinstance(outcome, Boom):
             assert outcome.args == (ident,)
             assert message.kind in ("raise", "async-raise")
-        elif isinstance(outcome, ActorStoppedError | AskTimeoutError):
+        elif isinstance(outcome, ActorStoppedError):
             assert ident not in handled or message.kind == "never", (ident, outcome)
+        elif isinstance(outcome, AskTimeoutError):
+            # a handled message may still time out when its answer comes later than
+            # ASK_TIMEOUT (a loaded machine): that answer is a late-reply dead letter; what
+            # must never happen is an answer *and* a timeout, checked by the branch below
+            assert handled.count(ident) <= 1, (ident, outcome)
         elif isinstance(outcome, MailboxFullError):
             assert mailbox == "reject"
         elif isinstance(outcome, BaseException):
