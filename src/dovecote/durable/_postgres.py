@@ -252,11 +252,6 @@ class PostgresStore(StoreBase):
             assert message.lease_expires_at_ms is not None
             return Claim(message, message.lease_expires_at_ms, token)
 
-    async def claim(self, agent_id: str, *, claimer: str,
-                    lease_duration_ms: int | None = None) -> Claim | None:
-        """Claim the next visible message under a lease (``None`` lease: the mailbox's)."""
-        return await self._claim(*self._check_claim(agent_id, claimer, lease_duration_ms))
-
     async def claim_stream(
         self, agent_id: str, *, claimer: str, lease_duration_ms: int | None = None,
         max_messages: int | None = None,

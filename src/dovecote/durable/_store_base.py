@@ -17,7 +17,7 @@ from prometheus_client import CollectorRegistry
 from dovecote._clock import Clock
 from dovecote.durable._errors import InvalidRequestError
 from dovecote.durable._metrics import StoreMetrics
-from dovecote.durable._model import StoredMessage, SweepResult
+from dovecote.durable._model import Claim, StoredMessage, SweepResult
 from dovecote.durable._sqlite_schema import encode_headers
 from dovecote.durable._sweeper import Sweeper
 from dovecote.durable._ulid import new_ulid
@@ -116,6 +116,15 @@ class StoreBase:
                 expires_at_ms=expires,
             ))
         return rows, sent
+
+    async def claim(self, agent_id: str, *, claimer: str,
+                    lease_duration_ms: int | None = None) -> Claim | None:
+        """Claim the next visible message under a lease (``None`` lease: the mailbox's)."""
+        return await self._claim(*self._check_claim(agent_id, claimer, lease_duration_ms))
+
+    async def _claim(self, agent_id: str, claimer: str, lease: int | None) -> Claim | None:
+        """The backend's claim, after the arguments were checked."""
+        raise NotImplementedError
 
     def _check_claim(self, agent_id: str, claimer: str,
                      lease_duration_ms: int | None) -> tuple[str, str, int | None]:
