@@ -176,7 +176,7 @@ def test_sys_exit_in_a_handler_exits_the_process_promptly_with_its_code(body):
 
 
 SIGINT_SCRIPT = """
-    import asyncio, threading, time
+    import asyncio, threading
     import dovecote
     from dovecote import Actor, ActorOptions, ActorSystem
 
@@ -185,7 +185,7 @@ SIGINT_SCRIPT = """
     class Sleeper(Actor):
         def on_receive(self, message):
             started.set()
-            time.sleep(30)
+            threading.Event().wait()  # stuck for good: only the process's end frees it
 
     async def main():
         async with ActorSystem("sleepy") as system:
