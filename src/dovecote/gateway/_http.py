@@ -110,7 +110,7 @@ class _Router:
                 by_length = self._shapes.setdefault(len(segments), [])
                 for known, shapes in by_length:
                     if known == positions:
-                        shapes[shape] = route
+                        shapes.setdefault(shape, route)  # the first of a shape wins
                         break
                 else:
                     by_length.append((positions, {shape: route}))
