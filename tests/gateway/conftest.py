@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from gateway_kit import _SCHEMAS, Broker, _drop_schema, postgres_test_url, sqlite_url
 
-pytest.importorskip("starlette")
+pytest.importorskip("uvicorn")
 pytest.importorskip("grpc")
 pytest.importorskip("mcp")
 

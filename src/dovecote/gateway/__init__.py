@@ -1,7 +1,7 @@
 """The gateway: seed 004's broker on the network (``dovecote serve``), wire-compatible with
 Postbox over HTTP, gRPC and MCP stdio, as thin translations over a ``MailboxStore``.
 
-The front ends' libraries (Starlette, uvicorn, grpcio, mcp, click: the ``gateway`` extra)
+The front ends' libraries (uvicorn, grpcio, mcp, click: the ``gateway`` extra)
 are imported only when a front end is used; the core never imports this package.
 """
 

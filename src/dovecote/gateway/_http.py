@@ -1,298 +1,56 @@
-"""The HTTP front end: seed 004's REST API on Starlette, a thin translation over the store.
+"""The HTTP front end: seed 004's REST API as one small ASGI app (served by uvicorn).
 
-Read ``_endpoints`` for the whole API at a glance. Handlers decode the body into a msgspec
-Struct, call one store method and encode the result; every failure (the store's typed
-errors, the edge's ``GatewayError``s, msgspec's decode and validation errors, unknown
-routes) becomes ``{"error": code, "message": text}`` in ``_error_response``, the one place
-errors are translated.
+The app is raw ASGI on purpose: under load, Starlette's router (a regex per route, tried in
+order), its middleware stack and its ``Request`` / ``Response`` objects cost more server
+CPU per request than the store call they wrap. Here a request is routed by its path's
+shape (one dict lookup), checked (bearer token, content type, size cap), its body decoded
+straight into the endpoint's msgspec Struct, and the handler's ``Reply`` written as two
+ASGI messages. Every failure, the store's typed errors, the edge's ``GatewayError``s,
+msgspec's decode and validation errors and unknown routes or methods alike, becomes
+``{"error": code, "message": text}`` in ``_error_reply``, the one place errors are
+translated. The endpoint table itself is in ``_http_endpoints``.
 """
 
 from __future__ import annotations
 
 import hmac
-from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar, cast
-from urllib.parse import unquote
+from collections.abc import Awaitable, Callable, MutableMapping
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import quote
 
-import attrs
 import msgspec
-from starlette.applications import Starlette
-from starlette.exceptions import HTTPException
-from starlette.requests import Request
-from starlette.responses import PlainTextResponse, Response
-from starlette.routing import Route
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from dovecote.durable import MailboxStore, StoreError
-from dovecote.durable._model import (
-    DEAD_LETTER_REASONS,
-    ORDERING_MODES,
-    RELEASE_KINDS,
-)
 from dovecote.gateway._errors import (
     GatewayError,
-    MalformedBodyError,
     RequestTooLargeError,
     UnauthorizedError,
     UnsupportedMediaTypeError,
 )
-from dovecote.gateway._metrics import CONTENT_TYPE, GatewayMetrics
-from dovecote.gateway._wire import (
-    ClaimBody,
-    ClaimJson,
-    CommitBody,
-    CommittedJson,
-    DeadLetterJson,
-    DeletedJson,
-    EnsureBody,
-    ErrorJson,
-    FanoutBody,
-    FanoutJson,
-    MailboxJson,
-    MessageJson,
-    PurgeBody,
-    RejectBody,
-    ReleaseBody,
-    ReplayBody,
-    SendBody,
-    StatsJson,
-    choice,
-    claim_json,
-    dead_letter_json,
-    decode_payload,
-    mailbox_json,
-    message_json,
-    stats_json,
+from dovecote.gateway._http_endpoints import (
+    JSON_TYPE,
+    Endpoint,
+    HttpCall,
+    HttpHandlers,
+    Reply,
+    endpoints,
+    json_reply,
 )
+from dovecote.gateway._metrics import GatewayMetrics
+from dovecote.gateway._wire import ErrorJson
+from dovecote.observability import get_logger
 
-__all__ = ["Endpoint", "QueryParam", "create_http_app"]
+__all__ = ["HttpApp", "create_http_app"]
 
-S = TypeVar("S", bound=msgspec.Struct)
-_ENCODER = msgspec.json.Encoder()
-_JSON = "application/json"
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+Headers = list[tuple[bytes, bytes]]
+
+_log = get_logger("dovecote.gateway.http")
 _UNPROTECTED = frozenset({"/healthz"})
-
-
-@attrs.frozen(slots=True)
-class QueryParam:
-    """One query-string parameter of an endpoint (for the OpenAPI document)."""
-
-    name: str
-    schema: dict[str, Any]
-    description: str
-
-
-@attrs.frozen(slots=True)
-class Endpoint:
-    """One route: what it does, what it takes and answers, and the handler.
-
-    ``response`` is a type msgspec can describe (``None`` for an empty 204, ``str`` for a
-    text body); ``errors`` are the statuses it may answer besides the ones every route has.
-    """
-
-    method: str
-    path: str
-    handler: Callable[[Request], Awaitable[Response]]
-    summary: str
-    status: int = 200
-    response: Any = None
-    body: type[msgspec.Struct] | None = None
-    query: tuple[QueryParam, ...] = ()
-    errors: tuple[int, ...] = ()
-    text_type: str = "text/plain; charset=utf-8"
-
-
-def _int_schema(default: int) -> dict[str, Any]:
-    return {"type": "integer", "minimum": 0, "maximum": 2**32 - 1, "default": default}
-
-
-_LIMIT = QueryParam("limit", _int_schema(100), "page size (default 100)")
-_MAX = QueryParam("max", _int_schema(100), "at most this many messages (default 100)")
-_AFTER = QueryParam("after", {"type": "string"}, "exclusive agent_id cursor")
-_REASON = QueryParam(
-    "reason", {"type": "string", "enum": list(DEAD_LETTER_REASONS)}, "only this poison_reason"
-)
-
-
-class _Api:
-    """The handlers; each is one store call between a decoded request and an encoded reply."""
-
-    def __init__(self, store: MailboxStore, metrics: GatewayMetrics, max_body_bytes: int) -> None:
-        self.store = store
-        self.metrics = metrics
-        self.max_body_bytes = max_body_bytes
-        self.openapi = b"{}"  # set once the endpoints exist (they describe themselves)
-        self._decoders: dict[type[Any], msgspec.json.Decoder[Any]] = {}
-
-    async def healthz(self, request: Request) -> Response:
-        return PlainTextResponse("ok")
-
-    async def metrics_text(self, request: Request) -> Response:
-        return Response(self.metrics.render(), media_type=CONTENT_TYPE)
-
-    async def openapi_json(self, request: Request) -> Response:
-        return Response(self.openapi, media_type=_JSON)
-
-    async def ensure(self, request: Request) -> Response:
-        body = await self._body(request, EnsureBody)
-        options = {k: v for k, v in msgspec.structs.asdict(body).items() if v is not None}
-        if body.ordering_mode is not None:
-            options["ordering_mode"] = choice(body.ordering_mode, ORDERING_MODES, "ordering_mode")
-        return _json(mailbox_json(await self.store.ensure_mailbox(_path(request), **options)))
-
-    async def get_mailbox(self, request: Request) -> Response:
-        return _json(mailbox_json(await self.store.get_mailbox(_path(request))))
-
-    async def list_mailboxes(self, request: Request) -> Response:
-        page = await self.store.list_mailboxes(
-            limit=_query_int(request, "limit", 100), after=request.query_params.get("after")
-        )
-        return _json([mailbox_json(m) for m in page])
-
-    async def stats(self, request: Request) -> Response:
-        return _json(stats_json(await self.store.stats(_path(request))))
-
-    async def send(self, request: Request) -> Response:
-        b = await self._body(request, SendBody)
-        payload = decode_payload(b.payload_base64)
-        sent = await self.store.send(
-            _path(request), payload, sender=b.from_, headers=b.headers,
-            priority=b.priority, delay_ms=b.delay_ms, ttl_ms=b.ttl_ms,
-        )  # fmt: skip
-        return _json(message_json(sent), 201)
-
-    async def fanout(self, request: Request) -> Response:
-        b = await self._body(request, FanoutBody)
-        payload = decode_payload(b.payload_base64)
-        sent = await self.store.fanout(
-            b.targets, payload, sender=b.from_, headers=b.headers,
-            priority=b.priority, delay_ms=b.delay_ms, ttl_ms=b.ttl_ms,
-        )  # fmt: skip
-        return _json(FanoutJson([message_json(m) for m in sent]), 201)
-
-    async def peek(self, request: Request) -> Response:
-        found = await self.store.peek(_path(request), max=_query_int(request, "max", 100))
-        return _json([message_json(m) for m in found])
-
-    async def claim(self, request: Request) -> Response:
-        b = await self._body(request, ClaimBody)
-        claim = await self.store.claim(
-            _path(request), claimer=b.claimer_id, lease_duration_ms=b.lease_duration_ms
-        )
-        return _json(None if claim is None else claim_json(claim))
-
-    async def is_committed(self, request: Request) -> Response:
-        done = await self.store.is_committed(_path(request), _path(request, "message_id"))
-        return _json(CommittedJson(done))
-
-    async def commit(self, request: Request) -> Response:
-        b = await self._body(request, CommitBody)
-        await self.store.commit(
-            _path(request, "message_id"), claimer=b.claimer_id,
-            checkpoint_token=b.checkpoint_token, lease_token=b.lease_token,
-        )  # fmt: skip
-        return Response(status_code=204)
-
-    async def release(self, request: Request) -> Response:
-        b = await self._body(request, ReleaseBody)
-        await self.store.release(
-            _path(request, "message_id"), claimer=b.claimer_id,
-            kind=choice(b.kind, RELEASE_KINDS, "kind"), note=b.note, lease_token=b.lease_token,
-        )  # fmt: skip
-        return Response(status_code=204)
-
-    async def reject(self, request: Request) -> Response:
-        b = await self._body(request, RejectBody)
-        await self.store.reject_validation(_path(request, "message_id"), note=b.note)
-        return Response(status_code=204)
-
-    async def dead_letters(self, request: Request) -> Response:
-        reason = request.query_params.get("reason")
-        records = await self.store.dead_letters(
-            _path(request),
-            reason=None if reason is None else choice(reason, DEAD_LETTER_REASONS, "reason"),
-            limit=_query_int(request, "limit", 100),
-        )
-        return _json([dead_letter_json(d) for d in records])
-
-    async def purge(self, request: Request) -> Response:
-        b = await self._body(request, PurgeBody)
-        count = await self.store.purge_dead_letters(_path(request), before_ms=b.before_ms)
-        return _json(DeletedJson(count))
-
-    async def replay(self, request: Request) -> Response:
-        b = await self._body(request, ReplayBody)
-        new = await self.store.replay(
-            _path(request, "message_id"), replayed_by=b.replayed_by,
-            target_mailbox=b.target_mailbox,
-        )  # fmt: skip
-        return _json(message_json(new), 201)
-
-    async def _body(self, request: Request, kind: type[S]) -> S:
-        """The JSON body as ``kind``: checked for content type and size, then decoded."""
-        media = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
-        if media != _JSON:
-            raise UnsupportedMediaTypeError(
-                f"expected request with `Content-Type: {_JSON}`, got {media or 'none'!r}"
-            )
-        cap = self.max_body_bytes
-        declared = request.headers.get("content-length")
-        if declared is not None and declared.isdigit() and int(declared) > cap:
-            raise RequestTooLargeError(f"request body is larger than {cap} bytes")
-        chunks, size = [], 0
-        async for chunk in request.stream():
-            size += len(chunk)
-            if size > cap:
-                raise RequestTooLargeError(f"request body is larger than {cap} bytes")
-            chunks.append(chunk)
-        decoder = self._decoders.get(kind)
-        if decoder is None:
-            decoder = self._decoders[kind] = msgspec.json.Decoder(kind)
-        return cast(S, decoder.decode(b"".join(chunks)))
-
-
-def _endpoints(api: _Api) -> list[Endpoint]:
-    """Every route of seed 004 (upstream Postbox's paths and statuses), plus the OpenAPI doc."""
-    e = Endpoint
-    box, msg = "/v1/mailboxes/{agent_id}", "/v1/messages/{message_id}"
-    return [
-        e("GET", "/healthz", api.healthz, "Liveness probe: `ok`", response=str),
-        e("GET", "/metrics", api.metrics_text, "Prometheus text-format metrics",
-          response=str, text_type=CONTENT_TYPE),
-        e("GET", "/openapi.json", api.openapi_json, "This OpenAPI document",
-          response=dict[str, Any]),
-        e("GET", "/v1/mailboxes", api.list_mailboxes, "List mailboxes by agent_id",
-          response=list[MailboxJson], query=(_LIMIT, _AFTER)),
-        e("POST", box, api.ensure, "Ensure a mailbox (create-only)",
-          response=MailboxJson, body=EnsureBody),
-        e("GET", box, api.get_mailbox, "Get one mailbox", response=MailboxJson, errors=(404,)),
-        e("GET", f"{box}/stats", api.stats, "Per-mailbox counters",
-          response=StatsJson, errors=(404,)),
-        e("POST", f"{box}/send", api.send, "Send a message", status=201,
-          response=MessageJson, body=SendBody, errors=(503,)),
-        e("POST", "/v1/fanout", api.fanout, "Send one message to many mailboxes atomically",
-          status=201, response=FanoutJson, body=FanoutBody, errors=(503,)),
-        e("GET", f"{box}/peek", api.peek, "Peek visible messages without claiming",
-          response=list[MessageJson], query=(_MAX,), errors=(404,)),
-        e("POST", f"{box}/claim", api.claim, "Claim the next visible message (or null)",
-          response=ClaimJson | None, body=ClaimBody, errors=(404,)),
-        e("GET", f"{box}/committed/{{message_id}}", api.is_committed,
-          "Whether a message was committed", response=CommittedJson),
-        e("POST", f"{msg}/commit", api.commit, "Commit a claimed message", status=204,
-          body=CommitBody, errors=(404, 409)),
-        e("POST", f"{msg}/release", api.release, "Release a claimed message", status=204,
-          body=ReleaseBody, errors=(404, 409)),
-        e("POST", f"{msg}/reject-validation", api.reject,
-          "Dead-letter a pending message as validation_failed", status=204,
-          body=RejectBody, errors=(404,)),
-        e("GET", f"{box}/dead-letters", api.dead_letters, "List dead letters, oldest first",
-          response=list[DeadLetterJson], query=(_REASON, _LIMIT)),
-        e("DELETE", f"{box}/dead-letters", api.purge, "Purge dead letters before before_ms",
-          response=DeletedJson, body=PurgeBody),
-        e("POST", "/v1/dead-letters/{message_id}/replay", api.replay,
-          "Send a dead letter again as a new message", status=201,
-          response=MessageJson, body=ReplayBody, errors=(404, 503)),
-    ]  # fmt: skip
+_PARAM = "{}"  # a path parameter's place in a route's shape
 
 
 def create_http_app(
@@ -301,107 +59,240 @@ def create_http_app(
     token: str | None = None,
     max_body_bytes: int = 2 * 1024 * 1024,
     metrics: GatewayMetrics | None = None,
-) -> ASGIApp:
+) -> HttpApp:
     """The HTTP API over ``store`` as an ASGI app (serve it with uvicorn or any ASGI server)."""
     from dovecote.gateway._openapi import openapi_document
 
     gateway_metrics = metrics or GatewayMetrics(store.metrics)
-    api = _Api(store, gateway_metrics, max_body_bytes)
-    endpoints = _endpoints(api)
-    api.openapi = msgspec.json.encode(openapi_document(endpoints))
-    app = Starlette(
-        routes=[Route(e.path, e.handler, methods=[e.method]) for e in endpoints],
-        exception_handlers={
-            StoreError: _error_response,
-            GatewayError: _error_response,
-            msgspec.DecodeError: _error_response,
-            HTTPException: _error_response,
-            Exception: _error_response,
-        },
-    )
-    return _Edge(app, token, gateway_metrics)
+    handlers = HttpHandlers(store, gateway_metrics)
+    table = endpoints(handlers)
+    handlers.openapi = msgspec.json.encode(openapi_document(table))
+    return HttpApp(table, token=token, max_body_bytes=max_body_bytes, metrics=gateway_metrics)
 
 
-class _Edge:
-    """ASGI wrapper: bearer-token check, raw (still %-encoded) path for routing, counting."""
+class _Route:
+    """One path template and the endpoints behind it, by method (GET also answers HEAD)."""
 
-    def __init__(self, app: ASGIApp, token: str | None, metrics: GatewayMetrics) -> None:
-        self.app = app
-        self.expected = None if token is None else f"Bearer {token}".encode()
-        self.metrics = metrics
+    __slots__ = ("allow", "methods", "params", "template")
+
+    def __init__(self, template: str) -> None:
+        self.template = template
+        segments = template.split("/")
+        self.params = tuple((s[1:-1], i) for i, s in enumerate(segments) if s.startswith("{"))
+        self.methods: dict[str, Endpoint] = {}
+        self.allow = b""
+
+    def add(self, endpoint: Endpoint) -> None:
+        self.methods[endpoint.method] = endpoint
+        if endpoint.method == "GET":
+            self.methods["HEAD"] = endpoint
+        self.allow = ", ".join(self.methods).encode()
+
+
+class _Router:
+    """Routes a raw path by its shape: split on ``/``, a parameter is any non-empty segment.
+
+    Routing on the raw, still %-encoded path keeps an agent id holding ``/`` (sent as
+    ``%2F``) one segment; handlers percent-decode the parameters they read.
+    """
+
+    def __init__(self, table: list[Endpoint]) -> None:
+        routes: dict[str, _Route] = {}
+        # by segment count: (parameter positions, {shape: route}) in table order
+        self._shapes: dict[int, list[tuple[tuple[int, ...], dict[tuple[str, ...], _Route]]]] = {}
+        for e in table:
+            route = routes.get(e.path)
+            if route is None:
+                route = routes[e.path] = _Route(e.path)
+                segments = e.path.split("/")
+                positions = tuple(i for _, i in route.params)
+                shape = tuple(_PARAM if i in positions else s for i, s in enumerate(segments))
+                by_length = self._shapes.setdefault(len(segments), [])
+                for known, shapes in by_length:
+                    if known == positions:
+                        shapes.setdefault(shape, route)  # the first of a shape wins
+                        break
+                else:
+                    by_length.append((positions, {shape: route}))
+            route.add(e)
+
+    def match(self, path: str) -> tuple[_Route, dict[str, str]] | None:
+        """The route of ``path`` and its (still %-encoded) parameters, or ``None``."""
+        segments = path.split("/")
+        for positions, shapes in self._shapes.get(len(segments), ()):
+            shape = segments.copy()
+            for i in positions:
+                if not segments[i]:
+                    break
+                shape[i] = _PARAM
+            else:
+                route = shapes.get(tuple(shape))
+                if route is not None:
+                    return route, {name: segments[i] for name, i in route.params}
+        return None
+
+
+class _RouteError(Exception):
+    """No route (404) or no such method on the route (405, with its ``Allow`` header)."""
+
+    def __init__(self, status: int, allow: bytes = b"") -> None:
+        super().__init__(HTTPStatus(status).phrase)
+        self.status = status
+        self.allow = allow
+
+
+class _Disconnected(Exception):
+    """The client went away before its body arrived: nobody to answer."""
+
+
+class HttpApp:
+    """The ASGI app: bearer token, routing, body decoding, the handler, the reply, a count."""
+
+    def __init__(
+        self,
+        table: list[Endpoint],
+        *,
+        token: str | None,
+        max_body_bytes: int,
+        metrics: GatewayMetrics,
+    ) -> None:
+        self._router = _Router(table)
+        self._expected = None if token is None else f"Bearer {token}".encode()
+        self._cap = max_body_bytes
+        self._metrics = metrics
+        self._counters: dict[tuple[str, int], Any] = {}
+        self._decoders = {e.body: msgspec.json.Decoder(e.body) for e in table if e.body}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
-            await self.app(scope, receive, send)
+            if scope["type"] == "websocket":
+                await send({"type": "websocket.close", "code": 1000})
             return
-        # Route on the raw path so an agent id holding "/" (sent as %2F) stays one segment;
-        # handlers percent-decode the parameters they read.
         raw = scope.get("raw_path")
-        if raw:
-            scope["path"] = raw.decode("latin-1")
-        status = 500
-
-        async def counting_send(message: Message) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = message["status"]
-            await send(message)
-
-        if self.expected is not None and scope["path"] not in _UNPROTECTED:
-            given = dict(scope["headers"]).get(b"authorization", b"")
-            if not hmac.compare_digest(given, self.expected):
-                response = _error_body(UnauthorizedError("missing or wrong bearer token"))
-                response.headers["www-authenticate"] = "Bearer"
-                await response(scope, receive, counting_send)
-                self.metrics.count("http", "unauthorized", str(status))
-                return
+        path = raw.decode("latin-1") if raw else scope["path"]
+        method = scope["method"]
+        operation = "unmatched"
+        headers: Headers = []
         try:
-            await self.app(scope, receive, counting_send)
-        finally:
-            route = scope.get("route")
-            name = getattr(route, "path", "unmatched")
-            self.metrics.count("http", f"{scope['method']} {name}", str(status))
+            if self._expected is not None and path not in _UNPROTECTED:
+                given = _header(scope, b"authorization")
+                if not hmac.compare_digest(given or b"", self._expected):
+                    operation = "unauthorized"
+                    raise UnauthorizedError("missing or wrong bearer token")
+            found = self._router.match(path)
+            if found is None:
+                status, payload, media = self._not_found(scope, path, headers)
+            else:
+                route, params = found
+                operation = f"{method} {route.template}"
+                endpoint = route.methods.get(method)
+                if endpoint is None:
+                    raise _RouteError(405, route.allow)
+                body = None
+                if endpoint.body is not None:
+                    body = self._decoders[endpoint.body].decode(await self._body(scope, receive))
+                call = HttpCall(params, scope["query_string"], body)
+                status, payload, media = await endpoint.handler(call)
+        except _Disconnected:
+            self._count(operation, 500)
+            return
+        except Exception as exc:  # the one translation of failures, below
+            (status, payload, media), headers = _error_reply(exc, method, path)
+        if media is not None:
+            headers.append((b"content-length", b"%d" % len(payload)))
+            headers.append((b"content-type", media))
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": payload})
+        self._count(operation, status)
+
+    async def _body(self, scope: Scope, receive: Receive) -> bytes:
+        """The request body, checked for content type and size first."""
+        media = _header(scope, b"content-type") or b""
+        if media != JSON_TYPE:
+            text = media.decode("latin-1").split(";", 1)[0].strip().lower()
+            if text != "application/json":
+                raise UnsupportedMediaTypeError(
+                    f"expected request with `Content-Type: application/json`, "
+                    f"got {text or 'none'!r}"
+                )
+        cap = self._cap
+        declared = _header(scope, b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > cap:
+            raise RequestTooLargeError(f"request body is larger than {cap} bytes")
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                raise _Disconnected
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > cap:
+                raise RequestTooLargeError(f"request body is larger than {cap} bytes")
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+    def _not_found(self, scope: Scope, path: str, headers: Headers) -> Reply:
+        """404, or a 307 to the path without its trailing slash when that one exists."""
+        stripped = path.rstrip("/")
+        if path == "/" or stripped == path or self._router.match(stripped) is None:
+            raise _RouteError(404)
+        headers.append((b"content-length", b"0"))
+        headers.append((b"location", _location(scope, stripped).encode("latin-1")))
+        return 307, b"", None
+
+    def _count(self, operation: str, status: int) -> None:
+        counter = self._counters.get((operation, status))
+        if counter is None:
+            counter = self._counters[operation, status] = self._metrics.calls.labels(
+                "http", operation, str(status)
+            )
+        counter.inc()
 
 
-def _json(value: Any, status: int = 200) -> Response:
-    return Response(_ENCODER.encode(value), status_code=status, media_type=_JSON)
+def _header(scope: Scope, name: bytes) -> bytes | None:
+    """The first value of a (lower-case) request header, or ``None``."""
+    for key, value in scope["headers"]:
+        if key == name:
+            return value  # type: ignore[no-any-return]
+    return None
 
 
-def _path(request: Request, name: str = "agent_id") -> str:
-    return unquote(request.path_params[name])
+def _location(scope: Scope, path: str) -> str:
+    """The absolute URL of ``path`` on this server (as the client addressed it)."""
+    scheme = scope.get("scheme", "http")
+    host = _header(scope, b"host")
+    if host is not None:
+        authority = host.decode("latin-1")
+    else:
+        name, port = scope["server"]
+        default = port == {"http": 80, "https": 443}.get(scheme)
+        authority = name if default else f"{name}:{port}"
+    url = f"{scheme}://{authority}{scope.get('root_path', '')}{path}"
+    if scope.get("query_string"):
+        url += "?" + scope["query_string"].decode()
+    return quote(url, safe=":/%#?=@[]!$&'()*+,;")
 
 
-def _query_int(request: Request, name: str, default: int) -> int:
-    text = request.query_params.get(name)
-    if text is None:
-        return default
-    if not text.isdigit() or int(text) > 2**32 - 1:
-        raise MalformedBodyError(f"bad request: invalid query string: {name}={text!r}")
-    return int(text)
-
-
-def _error_body(exc: StoreError | GatewayError, status: int | None = None) -> Response:
-    return _json(ErrorJson(exc.code, str(exc)), status or exc.http_status)
-
-
-_STATUS_CODES = {404: "not_found", 405: "method_not_allowed"}
-
-
-async def _error_response(request: Request, exc: Exception) -> Response:
+def _error_reply(exc: Exception, method: str, path: str) -> tuple[Reply, Headers]:
     """The one translation of every failure into ``{"error": code, "message": text}``."""
+    headers: Headers = []
     if isinstance(exc, StoreError | GatewayError):
-        return _error_body(exc)
+        if isinstance(exc, UnauthorizedError):
+            headers.append((b"www-authenticate", b"Bearer"))
+        return json_reply(ErrorJson(exc.code, str(exc)), exc.http_status), headers
     if isinstance(exc, msgspec.ValidationError):
-        return _json(ErrorJson("unprocessable_entity", f"invalid request body: {exc}"), 422)
+        error = ErrorJson("unprocessable_entity", f"invalid request body: {exc}")
+        return json_reply(error, 422), headers
     if isinstance(exc, msgspec.DecodeError):
-        return _json(ErrorJson("bad_request", f"bad request: body is not JSON: {exc}"), 400)
-    if isinstance(exc, HTTPException):
-        code = _STATUS_CODES.get(exc.status_code, "http_error")
-        headers = dict(exc.headers or {})
-        return Response(
-            _ENCODER.encode(ErrorJson(code, f"{exc.detail}: {request.method} {request.url.path}")),
-            status_code=exc.status_code,
-            media_type=_JSON,
-            headers=headers,
-        )
-    return _json(ErrorJson("internal_error", f"internal error: {type(exc).__name__}"), 500)
+        error = ErrorJson("bad_request", f"bad request: body is not JSON: {exc}")
+        return json_reply(error, 400), headers
+    if isinstance(exc, _RouteError):
+        if exc.allow:
+            headers.append((b"allow", exc.allow))
+        code = "not_found" if exc.status == 404 else "method_not_allowed"
+        return json_reply(ErrorJson(code, f"{exc}: {method} {path}"), exc.status), headers
+    _log.error("http request failed", method=method, path=path, exc_info=exc)
+    error = ErrorJson("internal_error", f"internal error: {type(exc).__name__}")
+    return json_reply(error, 500), headers

@@ -15,7 +15,7 @@ import msgspec
 from dovecote.gateway._wire import ErrorJson
 
 if TYPE_CHECKING:
-    from dovecote.gateway._http import Endpoint
+    from dovecote.gateway._http_endpoints import Endpoint
 
 __all__ = ["openapi_document"]
 

@@ -135,6 +135,9 @@ async def _start_http(
         app,
         log_config=None,
         access_log=config.verbosity >= 2,
+        # X-Forwarded-* only feed the access log's client address; without the log, skip
+        # the middleware that reads them on every request
+        proxy_headers=config.verbosity >= 2,
         lifespan="off",
         timeout_graceful_shutdown=math.ceil(config.drain_seconds),
         server_header=False,
