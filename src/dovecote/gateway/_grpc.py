@@ -16,7 +16,7 @@ from contextlib import aclosing, suppress
 from typing import Any, TypeVar, cast
 
 import grpc
-from grpc_reflection.v1alpha import reflection
+from grpc_reflection.v1alpha import reflection, reflection_pb2_grpc
 
 from dovecote.durable import (
     Claim,
@@ -348,9 +348,9 @@ class _GenericOnly:
     """Lets the generated ``add_*_to_server`` install its handlers as a generic handler only.
 
     grpc.aio's accept loop keeps one pending request per *registered* method and runs
-    ``asyncio.wait`` over all of them for every call it accepts: with sixteen rpcs that
-    scan cost more server CPU than our handler. Served generically, the loop waits on one
-    request; the method is found by one dict lookup in the generic handler.
+    ``asyncio.wait`` over all of them for every call it accepts: with sixteen rpcs and
+    reflection that scan cost more server CPU than our handler. Served generically, the
+    loop waits on one request; the method is found by one dict lookup per generic handler.
     """
 
     def __init__(self, server: grpc.aio.Server) -> None:
@@ -378,6 +378,11 @@ def create_grpc_server(
     ]
     server = grpc.aio.server(options=options)
     servicer = _Servicer(store, metrics or GatewayMetrics(store.metrics), token)
-    services.add_PostboxServiceServicer_to_server(servicer, _GenericOnly(server))
-    reflection.enable_server_reflection((SERVICE_NAME, reflection.SERVICE_NAME), server)
+    generic = _GenericOnly(server)
+    services.add_PostboxServiceServicer_to_server(servicer, generic)
+    # what reflection.enable_server_reflection does for a grpc.aio server, served generically
+    names = (SERVICE_NAME, reflection.SERVICE_NAME)
+    reflection_pb2_grpc.add_ServerReflectionServicer_to_server(
+        reflection.aio.ReflectionServicer(names), generic
+    )
     return GrpcServer(server, servicer)
