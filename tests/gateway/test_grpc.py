@@ -236,3 +236,16 @@ def test_an_unknown_method_of_the_service_is_unimplemented(channel: grpc.Channel
     stub = services.PostboxServiceStub(channel)
     box = unique()
     assert send(stub, box).mailbox_id == box
+
+
+def test_a_send_without_headers_answers_an_empty_headers_message(stub: Any) -> None:
+    # no headers skips the headers dict and the store's checks; the answer keeps its shape
+    sent = send(stub, unique())
+    assert sent.HasField("headers")
+    assert dict(sent.headers.entries) == {}
+    boxes = [unique(), unique()]
+    request = pb.FanoutSendRequest(
+        targets=boxes, from_agent="ops", payload=b"x", headers=pb.Headers(entries={"a": "b"})
+    )
+    fanned = stub.Fanout(request, timeout=TIMEOUT).messages
+    assert [dict(m.headers.entries) for m in fanned] == [{"a": "b"}, {"a": "b"}]
