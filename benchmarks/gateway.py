@@ -298,7 +298,10 @@ def main(argv: list[str] | None = None) -> int:
             for workload in workloads:
                 for row in rows:
                     if row == "grpc-h2load" and (workload != "send" or not _h2load.available()):
-                        continue  # h2load replays one request: no claim ids to commit
+                        # h2load replays one request: no claim ids to commit
+                        why = "send only" if _h2load.available() else "h2load is not installed"
+                        print(f"skipping {workload} / {row}: {why}", file=sys.stderr)
+                        continue
                     print(f"measuring {workload} / {row} ...", file=sys.stderr)
                     results.append(
                         await _measure(row, workload, args.size, args.concurrency, Path(tmp))
