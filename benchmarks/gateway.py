@@ -9,7 +9,9 @@ Rows, each on a fresh SQLite file (the server's default durability, ``synchronou
 * ``store``: ``SqliteStore`` called in-process by 32 concurrent asyncio tasks;
 * ``http``: a ``dovecote serve`` subprocess driven by an in-repo asyncio HTTP/1.1 client,
   32 keep-alive connections;
-* ``grpc``: the same server driven by ``grpc.aio``, 32 concurrent calls over 4 channels.
+* ``grpc``: the same server driven by ``grpc.aio``, 32 concurrent calls over 4 channels;
+* ``grpc-h2load``: the same gRPC calls from ``h2load`` (C, far cheaper than a Python client
+  on the cores the server shares; ``send`` only; skipped when h2load is not installed).
 
 Workloads: ``send`` (one message per op) and ``claim+commit`` (claim one, commit it; the
 mailbox is filled first, untimed, and is ``unordered`` so claims do not queue behind one
@@ -33,10 +35,11 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from . import _h2load
 from ._measure import percentile
 from ._plan import TIMES
 
-ROWS = ("store", "http", "grpc")
+ROWS = ("store", "http", "grpc", "grpc-h2load")
 WORKLOADS = ("send", "claim+commit")
 _TICK = os.sysconf("SC_CLK_TCK")
 _PAYLOAD = b"x" * 64
@@ -243,8 +246,13 @@ async def _measure(
     else:
         server = await asyncio.to_thread(_Server, db)
         try:
-            run = _http_row if row == "http" else _grpc_row
-            figures = await run(server, workload, size, concurrency)
+            if row == "grpc-h2load":
+                figures = await _h2load.grpc_h2load_row(
+                    server.addresses["grpc"], server.cpu, size, concurrency, _PAYLOAD
+                )
+            else:
+                run = _http_row if row == "http" else _grpc_row
+                figures = await run(server, workload, size, concurrency)
         finally:
             await asyncio.to_thread(server.stop)
     return {"row": row, "workload": workload, "size": size, "concurrency": concurrency, **figures}
@@ -289,6 +297,11 @@ def main(argv: list[str] | None = None) -> int:
         with tempfile.TemporaryDirectory() as tmp:
             for workload in workloads:
                 for row in rows:
+                    if row == "grpc-h2load" and (workload != "send" or not _h2load.available()):
+                        # h2load replays one request: no claim ids to commit
+                        why = "send only" if _h2load.available() else "h2load is not installed"
+                        print(f"skipping {workload} / {row}: {why}", file=sys.stderr)
+                        continue
                     print(f"measuring {workload} / {row} ...", file=sys.stderr)
                     results.append(
                         await _measure(row, workload, args.size, args.concurrency, Path(tmp))

@@ -17,7 +17,7 @@ from grpc_reflection.v1alpha.proto_reflection_descriptor_database import (
     ProtoReflectionDescriptorDatabase,
 )
 
-from dovecote.gateway._proto import load
+from dovecote.gateway._proto import SERVICE_NAME, load
 
 pb, services = load()
 TIMEOUT = 10.0
@@ -226,3 +226,26 @@ def test_reflection_lists_the_postbox_service(channel: grpc.Channel) -> None:
     service = DescriptorPool(database).FindServiceByName("postbox.v1.PostboxService")
     assert len(service.methods) == 16
     assert service.methods_by_name["StreamClaim"].server_streaming
+
+
+def test_an_unknown_method_of_the_service_is_unimplemented(channel: grpc.Channel) -> None:
+    # the service is served as a generic handler (not registered methods): a path it does
+    # not hold still falls through to UNIMPLEMENTED, and the known rpcs beside it still work
+    call = channel.unary_unary(f"/{SERVICE_NAME}/NoSuchRpc")
+    assert code_of(lambda: call(b"", timeout=TIMEOUT)) == grpc.StatusCode.UNIMPLEMENTED
+    stub = services.PostboxServiceStub(channel)
+    box = unique()
+    assert send(stub, box).mailbox_id == box
+
+
+def test_a_send_without_headers_answers_an_empty_headers_message(stub: Any) -> None:
+    # no headers skips the headers dict and the store's checks; the answer keeps its shape
+    sent = send(stub, unique())
+    assert sent.HasField("headers")
+    assert dict(sent.headers.entries) == {}
+    boxes = [unique(), unique()]
+    request = pb.FanoutSendRequest(
+        targets=boxes, from_agent="ops", payload=b"x", headers=pb.Headers(entries={"a": "b"})
+    )
+    fanned = stub.Fanout(request, timeout=TIMEOUT).messages
+    assert [dict(m.headers.entries) for m in fanned] == [{"a": "b"}, {"a": "b"}]
