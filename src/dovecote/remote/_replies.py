@@ -13,8 +13,35 @@ from dovecote.remote._errors import RemoteError
 
 if TYPE_CHECKING:
     from dovecote.actors import ActorSystem
+    from dovecote.remote._node import NatsTransport
 
-__all__ = ["answer_items", "settle"]
+__all__ = ["WireAnswer", "answer_items", "settle"]
+
+
+class WireAnswer(asyncio.Future[Any]):
+    """The reply slot of an ask that came over the wire: the moment the handler's answer
+    (or failure) is set, it is published to the asker's reply subject, in the same turn."""
+
+    def __init__(
+        self, loop: asyncio.AbstractEventLoop, transport: NatsTransport, reply: str
+    ) -> None:
+        super().__init__(loop=loop)
+        self._transport = transport
+        self._reply = reply
+
+    def set_result(self, result: Any) -> None:
+        super().set_result(result)
+        self._transport.answer_now(self._reply, *answer_items(self))
+
+    def set_exception(self, exception: type | BaseException) -> None:
+        super().set_exception(exception)
+        self._transport.answer_now(self._reply, *answer_items(self))
+
+    def cancel(self, msg: Any | None = None) -> bool:
+        if not super().cancel(msg):
+            return False
+        self._transport.answer_now(self._reply, *answer_items(self))
+        return True
 
 
 def answer_items(answer: asyncio.Future[Any]) -> tuple[Any, ...]:
