@@ -65,7 +65,16 @@ def _has_internals(nc: Client) -> bool:
 class NatsIO:
     """Publishing on, and the raw delivery of one subscription from, a nats-py client."""
 
-    __slots__ = ("_connected", "_loop", "_nc", "_writing", "delivering", "direct")
+    __slots__ = (
+        "_burst",
+        "_connected",
+        "_flushing",
+        "_loop",
+        "_nc",
+        "_writing",
+        "delivering",
+        "direct",
+    )
 
     def __init__(self, loop: asyncio.AbstractEventLoop, nc: Client) -> None:
         from nats.aio.client import Client
@@ -73,7 +82,9 @@ class NatsIO:
         self._loop = loop
         self._nc = nc
         self._connected = Client.CONNECTED
-        self._writing = False  # wrote directly in this iteration: the rest joins the buffer
+        self._writing = False  # wrote directly since the last read: the rest joins the buffer
+        self._flushing = False  # _write_buffered is scheduled
+        self._burst = 0  # messages read since the last write
         self.direct = _has_internals(nc)
         """True while publishes may bypass nats-py's flusher (its internals are as known)."""
         self.delivering = False
@@ -98,6 +109,8 @@ class NatsIO:
             if sid_ != sid:
                 await process_msg(sid_, subject, reply, data, headers)
                 return
+            self._writing = False  # a new read: the next publish may go out at once,
+            self._burst += 1  # unless this read brought several (then they answer together)
             stats["in_msgs"] += 1
             stats["in_bytes"] += len(data)
             handler(
@@ -116,19 +129,23 @@ class NatsIO:
         """Publish now (see the module docstring); never awaits."""
         nc = self._nc
         if self.direct and nc._status == self._connected:
-            if self._writing:
+            if self._writing or self._burst > 1:
+                self._writing = True
                 command = f"PUB {subject} {reply} {len(payload)}\r\n".encode() + payload + _CRLF
                 nc._pending.append(command)
                 nc._pending_data_size += len(command)
                 _count(nc, payload)
+                if not self._flushing:
+                    self._flushing = True
+                    self._loop.call_soon(self._write_buffered)
                 return
             transport = nc._transport
             if not nc._pending and transport is not None and _takes_more(transport):
+                self._burst = 0
                 transport.write(
                     f"PUB {subject} {reply} {len(payload)}\r\n".encode() + payload + _CRLF
                 )
                 self._writing = True
-                self._loop.call_soon(self._write_buffered)
                 _count(nc, payload)
                 return
         publishing = nc.publish(subject, payload, reply=reply)
@@ -141,7 +158,8 @@ class NatsIO:
 
     def _write_buffered(self) -> None:
         """The end of an iteration that published: what joined nats-py's buffer goes out."""
-        self._writing = False
+        self._writing = self._flushing = False
+        self._burst = 0
         nc = self._nc
         pending = nc._pending
         transport = nc._transport
