@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from remote_kit import TIMEOUT, Echo, Recorder, Relay
 
-from dovecote import ActorNotFoundError, ActorSystem
+from dovecote import Actor, ActorNotFoundError, ActorSystem, AskTimeoutError
 from dovecote.remote import RemoteError, _nats_io
 
 
@@ -106,3 +106,23 @@ async def test_without_the_known_nats_py_internals_everything_takes_nats_pys_way
             await a.resolve(f"nats://{system_name}@node-b/user/nobody").ask(1, timeout=TIMEOUT)
         with pytest.raises(ActorNotFoundError):  # no responders
             await a.resolve(f"nats://{system_name}@nowhere/user/x").ask(1, timeout=TIMEOUT)
+
+
+class Stuck(Actor):
+    """Never answers: its first handler waits forever, the rest queue behind it."""
+
+    async def on_receive(self, message: Any) -> None:
+        await asyncio.Event().wait()
+
+
+async def test_asks_that_time_out_unanswered_leave_no_bookkeeping_behind(
+    nodes: tuple[ActorSystem, ActorSystem],
+) -> None:
+    a, b = nodes
+    b.spawn(Stuck, "stuck")
+    remote = a.resolve(b.resolve("/user/stuck").address)
+    for _ in range(10):
+        wave = [remote.ask(i, timeout=0.02) for i in range(100)]
+        outcomes = await asyncio.gather(*wave, return_exceptions=True)
+        assert all(isinstance(outcome, AskTimeoutError) for outcome in outcomes)
+    assert len(a._remote._pending) <= 2 * 256  # type: ignore[union-attr]

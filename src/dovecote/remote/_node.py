@@ -54,6 +54,7 @@ __all__ = ["NatsTransport", "RemoteDeadLetterReason"]
 
 _log = get_logger("dovecote.remote")
 _NO_RESPONDERS = "503"
+_SWEEP_MIN = 256  # pending asks kept before the finished (timed-out) ones are swept
 
 
 class RemoteDeadLetterReason:
@@ -87,6 +88,7 @@ class NatsTransport:
         self._closing = False
         self._max_payload = 1_048_576
         self._tokens = itertools.count(1)
+        self._sweep_at = _SWEEP_MIN
         self._pending: dict[str, tuple[asyncio.Future[Any], asyncio.TimerHandle | None]] = {}
         self._targets: weakref.WeakValueDictionary[str, RemoteTarget] = (
             weakref.WeakValueDictionary()
@@ -296,7 +298,9 @@ class NatsTransport:
             )
             return future
         self._outbox.flush(target.node)  # behind the tells sent before it
-        self.request(target.subject, payload, future, timeout, target.address)
+        self._send_request(target.subject, payload, future)
+        if timeout != math.inf:  # expired like a local ask (no timer per ask)
+            self._system._ask_timeouts.track(future, target._ref, message, timeout)
         return future
 
     async def _ask_async(self, target: RemoteTarget, message: Any, timeout: float) -> Any:
@@ -305,13 +309,22 @@ class NatsTransport:
     def request(
         self, subject: str, payload: bytes, future: asyncio.Future[Any], timeout: float, what: str
     ) -> None:
-        """Publish a request whose answer (on this node's reply inbox) settles ``future``."""
-        token = str(next(self._tokens))
-        self.publish(subject, payload, reply=self._reply_prefix + token)
-        timer = None
+        """Publish a request whose answer (on this node's reply inbox) settles ``future``,
+        or AskTimeoutError after ``timeout`` seconds."""
+        token = self._send_request(subject, payload, future)
         if timeout != math.inf:
             timer = self.loop.call_later(timeout, self._timed_out, token, what, timeout)
-        self._pending[token] = (future, timer)
+            self._pending[token] = (future, timer)
+
+    def _send_request(self, subject: str, payload: bytes, future: asyncio.Future[Any]) -> str:
+        token = str(next(self._tokens))
+        self.publish(subject, payload, reply=self._reply_prefix + token)
+        pending = self._pending
+        pending[token] = (future, None)
+        if len(pending) > self._sweep_at:  # asks that timed out and were never answered
+            self._pending = {t: e for t, e in pending.items() if not e[0].done()}
+            self._sweep_at = max(_SWEEP_MIN, 2 * len(self._pending))
+        return token
 
     def _timed_out(self, token: str, what: str, timeout: float) -> None:
         self._fail(token, AskTimeoutError(f"{what} did not answer within {timeout} s"))
