@@ -1,7 +1,8 @@
 """``python -m benchmarks.remote``: remote actors over NATS against NATS itself, one table.
 
     python -m benchmarks.remote                       # NATS at $DOVECOTE_TEST_NATS_URL
-    python -m benchmarks.remote --quick               # small sizes (~15 s)
+    python -m benchmarks.remote --quick               # small sizes (~40 s)
+    python -m benchmarks.remote --rounds 1            # one round (default 3, interleaved)
     python -m benchmarks.remote --url nats://127.0.0.1:4222 --output docs/remote.md
 
 Every row is two processes on this machine talking through the same NATS server: the
@@ -10,6 +11,10 @@ side runs here. Rows: nats-py publish -> subscribe (raw baseline), nats-py
 request-reply (sequential and 16 in flight), and dovecote's remote tell, sequential ask
 and 16 asks in flight. The Python peers' figures are the issue's (measured on this class
 of machine, not re-run here).
+
+Besides throughput and latency, every row reports the CPU time per message (or round
+trip) of the sending process and of the serving process (``time.process_time`` and
+``/proc/<pid>/stat``): on a shared machine that is steadier than the rates.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import math
 import os
 import statistics
 import subprocess
@@ -141,14 +147,17 @@ async def bench_raw(url: str, n_tell: int, n_ask: int) -> list[dict[str, float]]
         await nc.subscribe(subject + ".done", cb=on_done)
         await nc.flush()
         payload = b"x" * 16
+        cpu = _Cpu(proc.pid)
         started = time.perf_counter()
         for _ in range(n_tell):
             await nc.publish(subject + ".in", payload)
         await nc.publish(subject + ".in", b"end")
         got = int(await asyncio.wait_for(done.get(), 120))
-        tell = {"rate": got / (time.perf_counter() - started)}
+        tell = {"rate": got / (time.perf_counter() - started), **cpu.per(got)}
         seq = await _sequential(lambda: nc.request(subject + ".in", payload, timeout=5), n_ask)
+        seq.update(cpu.per(n_ask))
         par = await _in_flight(lambda: nc.request(subject + ".in", payload, timeout=5), n_ask)
+        par.update(cpu.per(n_ask))
         await nc.close()
         return [tell, seq, par]
     finally:
@@ -167,13 +176,16 @@ async def bench_dovecote(url: str, n_tell: int, n_ask: int) -> list[dict[str, fl
             counter = node.resolve(f"nats://{system}@server/user/counter")
             await counter.ask("count", timeout=10)
             message = b"x" * 16
+            cpu = _Cpu(proc.pid)
             started = time.perf_counter()
             for _ in range(n_tell):
                 counter.tell(message)
             got = await counter.ask("count", timeout=120)  # queued behind the tells
-            tell = {"rate": got / (time.perf_counter() - started)}
+            tell = {"rate": got / (time.perf_counter() - started), **cpu.per(got)}
             seq = await _sequential(lambda: counter.ask(message, timeout=5), n_ask)
+            seq.update(cpu.per(n_ask))
             par = await _in_flight(lambda: counter.ask(message, timeout=5), n_ask)
+            par.update(cpu.per(n_ask))
         return [tell, seq, par]
     finally:
         _stop(proc)
@@ -187,6 +199,30 @@ async def _delete_bucket(url: str, system: str) -> None:
     with contextlib.suppress(Exception):
         await nc.jetstream().delete_key_value(f"bench_{system}")
     await nc.close()
+
+
+class _Cpu:
+    """CPU seconds used by this process and by the serving one since the last reading."""
+
+    def __init__(self, pid: int) -> None:
+        self._pid = pid
+        self._last = self._now()
+
+    def _now(self) -> tuple[float, float]:
+        try:
+            with open(f"/proc/{self._pid}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+            served = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except OSError:  # no /proc (not Linux): the serving side is not measured
+            served = math.nan
+        return time.process_time(), served
+
+    def per(self, n: int) -> dict[str, float]:
+        """µs of CPU per operation on each side over the last ``n`` operations (the
+        warm-up of the row included)."""
+        now = self._now()
+        (mine, served), self._last = self._last, now
+        return {"cpu_here": (now[0] - mine) / n * 1e6, "cpu_there": (now[1] - served) / n * 1e6}
 
 
 async def _sequential(call: Any, n: int) -> dict[str, float]:
@@ -220,30 +256,51 @@ async def _in_flight(call: Any, n: int) -> dict[str, float]:
     return {"rate": per * IN_FLIGHT / elapsed, "p50": p50, "p99": p99}
 
 
+def _fmt_cpu(value: float) -> str:
+    if math.isnan(value):
+        return "—"
+    return f"{value:.1f}" if value < 10 else f"{value:.0f}"
+
+
 def _fmt_rate(value: float) -> str:
     return f"{value / 1000:.1f}k/s" if value < 1e6 else f"{value / 1e6:.2f}M/s"
 
 
-def render(results: list[dict[str, float]], url: str, n_tell: int, n_ask: int) -> str:
+def render(rounds: list[list[dict[str, float]]], url: str, n_tell: int, n_ask: int) -> str:
+    """The table: each figure is the median over the rounds (nats-py and dovecote
+    alternating), each ratio the median of the rounds' ratios."""
+    results = [
+        {key: statistics.median(r[row][key] for r in rounds) for key in rounds[0][row]}
+        for row in range(len(ROWS))
+    ]
     lines = [
         f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} against {url}; "
         f"{n_tell:,} tells, {n_ask:,} asks per row; two processes per row, both on this "
-        "machine (2 shared cores: expect noise).",
+        f"machine (2 shared cores: expect noise); medians of {len(rounds)} rounds, nats-py "
+        "and dovecote alternating.",
         "",
-        "| row | throughput | p50 µs | p99 µs | target | issue's figure |",
-        "| --- | --- | --- | --- | --- | --- |",
+        "| row | throughput | p50 µs | p99 µs | CPU µs/op sender | CPU µs/op receiver "
+        "| target | issue's figure |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for (name, ref, target), r in zip(ROWS, results, strict=True):
         p50 = f"{r['p50']:.0f}" if "p50" in r else "—"
         p99 = f"{r['p99']:.0f}" if "p99" in r else "—"
-        lines.append(f"| {name} | {_fmt_rate(r['rate'])} | {p50} | {p99} | {target} | {ref} |")
+        here, there = _fmt_cpu(r["cpu_here"]), _fmt_cpu(r["cpu_there"])
+        lines.append(
+            f"| {name} | {_fmt_rate(r['rate'])} | {p50} | {p99} | {here} | {there} "
+            f"| {target} | {ref} |"
+        )
     for name, figure in PEERS:
-        lines.append(f"| {name} (issue's figure, not re-run) | {figure} | — | — | — | {figure} |")
-    seq_ratio = results[4]["rate"] / results[1]["rate"]
+        lines.append(
+            f"| {name} (issue's figure, not re-run) | {figure} | — | — | — | — | — | {figure} |"
+        )
+    tell_ratio = statistics.median(r[3]["rate"] / r[0]["rate"] for r in rounds)
+    seq_ratio = statistics.median(r[4]["rate"] / r[1]["rate"] for r in rounds)
     lines += [
         "",
-        f"dovecote remote tell = {results[3]['rate'] / results[0]['rate']:.2f}{TIMES} raw nats-py "
-        f"publish; sequential ask = {seq_ratio:.2f}{TIMES} nats-py's request-reply.",
+        f"dovecote remote tell = {tell_ratio:.2f}{TIMES} raw nats-py publish; sequential ask = "
+        f"{seq_ratio:.2f}{TIMES} nats-py's request-reply (medians of the rounds' ratios).",
         "",
     ]
     return "\n".join(lines)
@@ -261,11 +318,17 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--output", type=Path)
+    parser.add_argument(
+        "--rounds", type=int, default=3, help="nats-py and dovecote alternate this many times"
+    )
     args = parser.parse_args(argv)
     n_tell, n_ask = (50_000, 2_000) if args.quick else (300_000, 10_000)
-    results = asyncio.run(bench_raw(args.url, n_tell, n_ask))
-    results += asyncio.run(bench_dovecote(args.url, n_tell, n_ask))
-    report = render(results, args.url, n_tell, n_ask)
+    rounds = []
+    for _ in range(max(1, args.rounds)):  # interleaved, so both sides see the same load
+        results = asyncio.run(bench_raw(args.url, n_tell, n_ask))
+        results += asyncio.run(bench_dovecote(args.url, n_tell, n_ask))
+        rounds.append(results)
+    report = render(rounds, args.url, n_tell, n_ask)
     print(report)
     if args.output is not None:
         text = args.output.read_text() if args.output.exists() else ""
