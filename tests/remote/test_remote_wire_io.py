@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from remote_kit import TIMEOUT, Echo, Recorder, Relay
+from remote_kit import TIMEOUT, Echo, Recorder, Relay, spawn_on_b, tell_and_ask
 
 from dovecote import Actor, ActorNotFoundError, ActorSystem, AskTimeoutError
 from dovecote.remote import RemoteError, _nats_io
@@ -23,12 +23,11 @@ async def test_the_node_subscription_is_served_from_the_parser_and_writes_go_dir
     nodes: tuple[ActorSystem, ActorSystem],
 ) -> None:
     a, b = nodes
-    b.spawn(Echo, "echo")
+    remote = spawn_on_b(nodes, Echo, "echo")
     assert io_of(a).delivering
     assert io_of(a).direct
     assert io_of(b).delivering
     assert io_of(b).direct
-    remote = a.resolve(b.resolve("/user/echo").address)
     for i in range(20):
         assert await remote.ask(i, timeout=TIMEOUT) == ["echo", i]
     # nothing went through nats-py's Msg queue of the node subscription
@@ -52,9 +51,7 @@ def written(nodes: tuple[ActorSystem, ActorSystem]) -> Iterator[list[bytes]]:
 async def test_asks_made_in_one_iteration_leave_in_at_most_two_writes(
     nodes: tuple[ActorSystem, ActorSystem], written: list[bytes]
 ) -> None:
-    a, b = nodes
-    b.spawn(Echo, "echo")
-    remote = a.resolve(b.resolve("/user/echo").address)
+    remote = spawn_on_b(nodes, Echo, "echo")
     await remote.ask("warm", timeout=TIMEOUT)
     written.clear()
     futures = [remote.ask(i, timeout=TIMEOUT) for i in range(16)]  # one iteration
@@ -69,9 +66,8 @@ async def test_an_answer_never_overtakes_the_tells_its_handler_sent_before_it(
     nodes: tuple[ActorSystem, ActorSystem],
 ) -> None:
     a, b = nodes
-    b.spawn(Echo, "echo")
+    remote = spawn_on_b(nodes, Echo, "echo")
     recorder = a.spawn(Recorder, "rec")
-    remote = a.resolve(b.resolve("/user/echo").address)
     recorder_there = b.resolve(recorder.address)
     for i in range(30):
         # node-b's handler tells node-a's recorder, then answers: the tell arrives first
@@ -92,13 +88,7 @@ async def test_without_the_known_nats_py_internals_everything_takes_nats_pys_way
         b.spawn(Recorder, "rec")
         b.spawn(Echo, "echo")
         rec = a.resolve(b.resolve("/user/rec").address)
-        futures = []
-        for i in range(100):
-            if i % 10 == 0:
-                futures.append(rec.ask(i, timeout=TIMEOUT))
-            else:
-                rec.tell(i)
-        assert await asyncio.gather(*futures) == [i + 1 for i in range(0, 100, 10)]
+        assert await tell_and_ask(rec, 100, 10) == [i + 1 for i in range(0, 100, 10)]
         echo = a.resolve(b.resolve("/user/echo").address)
         with pytest.raises(RemoteError):
             await echo.ask("boom", timeout=TIMEOUT)
@@ -118,11 +108,9 @@ class Stuck(Actor):
 async def test_asks_that_time_out_unanswered_leave_no_bookkeeping_behind(
     nodes: tuple[ActorSystem, ActorSystem],
 ) -> None:
-    a, b = nodes
-    b.spawn(Stuck, "stuck")
-    remote = a.resolve(b.resolve("/user/stuck").address)
+    remote = spawn_on_b(nodes, Stuck, "stuck")
     for _ in range(10):
         wave = [remote.ask(i, timeout=0.02) for i in range(100)]
         outcomes = await asyncio.gather(*wave, return_exceptions=True)
         assert all(isinstance(outcome, AskTimeoutError) for outcome in outcomes)
-    assert len(a._remote._pending) <= 2 * 256  # type: ignore[union-attr]
+    assert len(nodes[0]._remote._pending) <= 2 * 256  # type: ignore[union-attr]
