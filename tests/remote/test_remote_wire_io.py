@@ -114,3 +114,20 @@ async def test_asks_that_time_out_unanswered_leave_no_bookkeeping_behind(
         outcomes = await asyncio.gather(*wave, return_exceptions=True)
         assert all(isinstance(outcome, AskTimeoutError) for outcome in outcomes)
     assert len(nodes[0]._remote._pending) <= 2 * 256  # type: ignore[union-attr]
+
+
+class Big(Actor):
+    """Answers ``n`` bytes."""
+
+    def on_receive(self, message: Any) -> bytes:
+        return b"x" * message
+
+
+async def test_an_answer_over_max_payload_reaches_the_asker_as_a_remote_error(
+    nodes: tuple[ActorSystem, ActorSystem],
+) -> None:
+    remote = spawn_on_b(nodes, Big, "big")
+    with pytest.raises(RemoteError) as caught:
+        await remote.ask(2_000_000, timeout=TIMEOUT)
+    assert caught.value.type_name.endswith("MessageTooLargeError")
+    assert await remote.ask(3, timeout=TIMEOUT) == b"xxx"  # the actor and the node carry on

@@ -8,7 +8,6 @@ reach nats-py's subscription task.
 
 from __future__ import annotations
 
-import asyncio
 import functools
 from typing import TYPE_CHECKING, Any
 
@@ -17,7 +16,7 @@ from dovecote.actors._remote_seam import queue_ask
 from dovecote.observability import get_logger
 from dovecote.remote import _wire as w
 from dovecote.remote._body import decode_body
-from dovecote.remote._replies import WireAnswer, answer_items
+from dovecote.remote._replies import WireAnswer, send_answer
 from dovecote.remote._subjects import path_of_subject
 from dovecote.remote._wire_log import WireLog
 
@@ -142,7 +141,7 @@ class Inbound:
         answer = WireAnswer(self._loop, self._t, reply)
         if not queue_ask(ref, message, answer):
             ref.ask(message, timeout=None).add_done_callback(
-                functools.partial(self._answer, reply)
+                functools.partial(send_answer, self._t, reply)
             )
 
     def _address_of(self, subject: str) -> str:
@@ -151,9 +150,6 @@ class Inbound:
         except (ValueError, UnicodeDecodeError):
             path = "/?"
         return self._system._address_prefix + path
-
-    def _answer(self, reply: str, answer: asyncio.Future[Any]) -> None:
-        self._t.answer_now(reply, *answer_items(answer))
 
     def _on_control(self, subject: str, reply: str, data: bytes) -> None:
         try:
