@@ -1,14 +1,15 @@
 """NatsTransport: one NATS connection and one wildcard subscription per node.
 
-Sending: ``tell`` encodes and publishes in the caller's frame (the nats-py publish
-coroutine is stepped inline: it only appends to the connection's buffer and kicks its
-flusher, so there is no task, flush or await per message). ``ask`` publishes with a
+Sending: ``tell`` encodes in the caller's frame and the outbox publishes at the end of
+the iteration; every publish goes through ``NatsIO`` (see _nats_io: straight to the
+socket when it can, never a task, flush or await per message). ``ask`` publishes with a
 reply subject under this node's own prefix (``<node>._r.<token>``): every answer
-arrives on the node's one subscription and is matched to its future by token.
+arrives on the node's one subscription and is matched to its future by token; its
+deadline is kept by the system's AskTimeouts, like a local ask's.
 
-Receiving: the node subscription hands each message to the actor its subject names,
-in arrival order (NATS keeps one connection's messages in order), so tells and asks
-from one node to one actor share one lane.
+Receiving: the node subscription (served from nats-py's parser by ``NatsIO``) hands each
+message to the actor its subject names, in arrival order (NATS keeps one connection's
+messages in order), so tells and asks from one node to one actor share one lane.
 """
 
 from __future__ import annotations
