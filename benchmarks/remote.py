@@ -1,15 +1,21 @@
 """``python -m benchmarks.remote``: remote actors over NATS against NATS itself, one table.
 
     python -m benchmarks.remote                       # NATS at $DOVECOTE_TEST_NATS_URL
-    python -m benchmarks.remote --quick               # small sizes (~15 s)
+    python -m benchmarks.remote --quick               # small sizes (~10 s)
     python -m benchmarks.remote --url nats://127.0.0.1:4222 --output docs/remote.md
 
 Every row is two processes on this machine talking through the same NATS server: the
-receiving side is started as ``python -m benchmarks.remote serve ...`` and the sending
-side runs here. Rows: nats-py publish -> subscribe (raw baseline), nats-py
+receiving sides (nats-py's and dovecote's, both up for the whole run) are started as
+``python -m benchmarks.remote serve ...`` and the sending side runs here. The ask rows
+run in alternating blocks (``--blocks``), nats-py's and dovecote's, so that both meet the
+same load on a shared machine. Rows: nats-py publish -> subscribe (raw baseline), nats-py
 request-reply (sequential and 16 in flight), and dovecote's remote tell, sequential ask
 and 16 asks in flight. The Python peers' figures are the issue's (measured on this class
 of machine, not re-run here).
+
+Besides throughput and latency, every row reports the CPU time per message (or round
+trip) of the sending process and of the serving process (``time.process_time`` and
+``/proc/<pid>/stat``): on a shared machine that is steadier than the rates.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import math
 import os
 import statistics
 import subprocess
@@ -126,58 +133,78 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
     proc.wait(30)
 
 
-async def bench_raw(url: str, n_tell: int, n_ask: int) -> list[dict[str, float]]:
+async def bench(url: str, n_tell: int, n_ask: int, blocks: int) -> list[dict[str, float]]:
+    """Every row, nats-py's and dovecote's serving processes both up: the tell rows one
+    after the other, the ask rows in ``blocks`` alternating blocks (so both see the same
+    load); the ROWS in order."""
     import nats
 
-    subject = f"bench.{uuid.uuid4().hex[:8]}"
-    proc = _start("raw", url, subject)
-    try:
-        nc = await nats.connect(url)
-        done: asyncio.Queue[bytes] = asyncio.Queue()
-
-        async def on_done(msg: Any) -> None:
-            done.put_nowait(msg.data)
-
-        await nc.subscribe(subject + ".done", cb=on_done)
-        await nc.flush()
-        payload = b"x" * 16
-        started = time.perf_counter()
-        for _ in range(n_tell):
-            await nc.publish(subject + ".in", payload)
-        await nc.publish(subject + ".in", b"end")
-        got = int(await asyncio.wait_for(done.get(), 120))
-        tell = {"rate": got / (time.perf_counter() - started)}
-        seq = await _sequential(lambda: nc.request(subject + ".in", payload, timeout=5), n_ask)
-        par = await _in_flight(lambda: nc.request(subject + ".in", payload, timeout=5), n_ask)
-        await nc.close()
-        return [tell, seq, par]
-    finally:
-        _stop(proc)
-
-
-async def bench_dovecote(url: str, n_tell: int, n_ask: int) -> list[dict[str, float]]:
     from dovecote import ActorSystem
     from dovecote.remote import NatsRemote
 
+    subject = f"bench.{uuid.uuid4().hex[:8]}"
     system = f"bench{uuid.uuid4().hex[:8]}"
-    proc = _start("dovecote", url, system)
+    raw_proc = _start("raw", url, subject)
+    dov_proc = _start("dovecote", url, system)
     try:
+        nc = await nats.connect(url)
         remote = NatsRemote(servers=url, bucket=f"bench_{system}")
         async with ActorSystem(system, host="client", remote=remote) as node:
             counter = node.resolve(f"nats://{system}@server/user/counter")
             await counter.ask("count", timeout=10)
-            message = b"x" * 16
-            started = time.perf_counter()
-            for _ in range(n_tell):
-                counter.tell(message)
-            got = await counter.ask("count", timeout=120)  # queued behind the tells
-            tell = {"rate": got / (time.perf_counter() - started)}
-            seq = await _sequential(lambda: counter.ask(message, timeout=5), n_ask)
-            par = await _in_flight(lambda: counter.ask(message, timeout=5), n_ask)
-        return [tell, seq, par]
+            payload = b"x" * 16
+            cpus = (_Cpu(raw_proc.pid), _Cpu(dov_proc.pid))
+            rows: tuple[list[dict[str, float]], ...] = (
+                [await _raw_tells(nc, subject, payload, n_tell, cpus[0])],
+                [await _dovecote_tells(counter, payload, n_tell, cpus[1])],
+            )
+            calls = (
+                lambda: nc.request(subject + ".in", payload, timeout=5),
+                lambda: counter.ask(payload, timeout=5),
+            )
+            for pattern in (_sequential, _in_flight):
+                for call in calls:
+                    await pattern(call, max(IN_FLIGHT, n_ask // 10))  # warm-up
+                runs: tuple[list[tuple[list[float], float, tuple[float, float]]], ...] = ([], [])
+                for _ in range(blocks):
+                    for side in (0, 1):
+                        cpus[side].start()
+                        times, elapsed = await pattern(calls[side], max(IN_FLIGHT, n_ask // blocks))
+                        runs[side].append((times, elapsed, cpus[side].used()))
+                for side in (0, 1):
+                    rows[side].append(_summary(runs[side]))
+        await nc.close()
+        return rows[0] + rows[1]
     finally:
-        _stop(proc)
+        _stop(raw_proc)
+        _stop(dov_proc)
         await _delete_bucket(url, system)
+
+
+async def _raw_tells(nc: Any, subject: str, payload: bytes, n: int, cpu: _Cpu) -> dict[str, float]:
+    done: asyncio.Queue[bytes] = asyncio.Queue()
+
+    async def on_done(msg: Any) -> None:
+        done.put_nowait(msg.data)
+
+    await nc.subscribe(subject + ".done", cb=on_done)
+    await nc.flush()
+    cpu.start()
+    started = time.perf_counter()
+    for _ in range(n):
+        await nc.publish(subject + ".in", payload)
+    await nc.publish(subject + ".in", b"end")
+    got = int(await asyncio.wait_for(done.get(), 120))
+    return {"rate": got / (time.perf_counter() - started), **_per_op(cpu.used(), got)}
+
+
+async def _dovecote_tells(counter: Any, payload: bytes, n: int, cpu: _Cpu) -> dict[str, float]:
+    cpu.start()
+    started = time.perf_counter()
+    for _ in range(n):
+        counter.tell(payload)
+    got = int(await counter.ask("count", timeout=120))  # queued behind the tells
+    return {"rate": got / (time.perf_counter() - started), **_per_op(cpu.used(), got)}
 
 
 async def _delete_bucket(url: str, system: str) -> None:
@@ -189,21 +216,54 @@ async def _delete_bucket(url: str, system: str) -> None:
     await nc.close()
 
 
-async def _sequential(call: Any, n: int) -> dict[str, float]:
-    for _ in range(max(10, n // 10)):
-        await call()
+class _Cpu:
+    """CPU seconds used by this process and by one serving process since ``start``."""
+
+    def __init__(self, pid: int) -> None:
+        self._pid = pid
+        self._since = self._now()
+
+    def _now(self) -> tuple[float, float]:
+        try:
+            with open(f"/proc/{self._pid}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+            served = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except OSError:  # no /proc (not Linux): the serving side is not measured
+            served = math.nan
+        return time.process_time(), served
+
+    def start(self) -> None:
+        self._since = self._now()
+
+    def used(self) -> tuple[float, float]:
+        now = self._now()
+        return now[0] - self._since[0], now[1] - self._since[1]
+
+
+def _per_op(used: tuple[float, float], n: int) -> dict[str, float]:
+    return {"cpu_here": used[0] / n * 1e6, "cpu_there": used[1] / n * 1e6}
+
+
+def _summary(runs: list[tuple[list[float], float, tuple[float, float]]]) -> dict[str, float]:
+    """One row from its blocks: rate over their total time, percentiles over every sample."""
+    times = [t for block, _, _ in runs for t in block]
+    elapsed = sum(e for _, e, _ in runs)
+    used = (sum(u[0] for _, _, u in runs), sum(u[1] for _, _, u in runs))
+    p50, p99 = _percentiles(times)
+    return {"rate": len(times) / elapsed, "p50": p50, "p99": p99, **_per_op(used, len(times))}
+
+
+async def _sequential(call: Any, n: int) -> tuple[list[float], float]:
     times = []
     started = time.perf_counter()
     for _ in range(n):
         t0 = time.perf_counter()
         await call()
         times.append(time.perf_counter() - t0)
-    elapsed = time.perf_counter() - started
-    p50, p99 = _percentiles(times)
-    return {"rate": n / elapsed, "p50": p50, "p99": p99}
+    return times, time.perf_counter() - started
 
 
-async def _in_flight(call: Any, n: int) -> dict[str, float]:
+async def _in_flight(call: Any, n: int) -> tuple[list[float], float]:
     times: list[float] = []
     per = max(1, n // IN_FLIGHT)
 
@@ -215,35 +275,49 @@ async def _in_flight(call: Any, n: int) -> dict[str, float]:
 
     started = time.perf_counter()
     await asyncio.gather(*(worker() for _ in range(IN_FLIGHT)))
-    elapsed = time.perf_counter() - started
-    p50, p99 = _percentiles(times)
-    return {"rate": per * IN_FLIGHT / elapsed, "p50": p50, "p99": p99}
+    return times, time.perf_counter() - started
+
+
+def _fmt_cpu(value: float) -> str:
+    if math.isnan(value):
+        return "—"
+    return f"{value:.1f}" if value < 10 else f"{value:.0f}"
 
 
 def _fmt_rate(value: float) -> str:
     return f"{value / 1000:.1f}k/s" if value < 1e6 else f"{value / 1e6:.2f}M/s"
 
 
-def render(results: list[dict[str, float]], url: str, n_tell: int, n_ask: int) -> str:
+def render(results: list[dict[str, float]], url: str, n_tell: int, n_ask: int, blocks: int) -> str:
+    """The markdown table of :func:`bench`'s rows."""
     lines = [
         f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} against {url}; "
         f"{n_tell:,} tells, {n_ask:,} asks per row; two processes per row, both on this "
-        "machine (2 shared cores: expect noise).",
+        f"machine (2 shared cores: expect noise); the asks in {blocks} blocks per row, "
+        "nats-py's and dovecote's alternating.",
         "",
-        "| row | throughput | p50 µs | p99 µs | target | issue's figure |",
-        "| --- | --- | --- | --- | --- | --- |",
+        "| row | throughput | p50 µs | p99 µs | CPU µs/op sender | CPU µs/op receiver "
+        "| target | issue's figure |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for (name, ref, target), r in zip(ROWS, results, strict=True):
         p50 = f"{r['p50']:.0f}" if "p50" in r else "—"
         p99 = f"{r['p99']:.0f}" if "p99" in r else "—"
-        lines.append(f"| {name} | {_fmt_rate(r['rate'])} | {p50} | {p99} | {target} | {ref} |")
+        here, there = _fmt_cpu(r["cpu_here"]), _fmt_cpu(r["cpu_there"])
+        lines.append(
+            f"| {name} | {_fmt_rate(r['rate'])} | {p50} | {p99} | {here} | {there} "
+            f"| {target} | {ref} |"
+        )
     for name, figure in PEERS:
-        lines.append(f"| {name} (issue's figure, not re-run) | {figure} | — | — | — | {figure} |")
+        lines.append(
+            f"| {name} (issue's figure, not re-run) | {figure} | — | — | — | — | — | {figure} |"
+        )
+    tell_ratio = results[3]["rate"] / results[0]["rate"]
     seq_ratio = results[4]["rate"] / results[1]["rate"]
     lines += [
         "",
-        f"dovecote remote tell = {results[3]['rate'] / results[0]['rate']:.2f}{TIMES} raw nats-py "
-        f"publish; sequential ask = {seq_ratio:.2f}{TIMES} nats-py's request-reply.",
+        f"dovecote remote tell = {tell_ratio:.2f}{TIMES} raw nats-py publish; sequential ask = "
+        f"{seq_ratio:.2f}{TIMES} nats-py's request-reply.",
         "",
     ]
     return "\n".join(lines)
@@ -261,11 +335,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--output", type=Path)
+    parser.add_argument(
+        "--blocks", type=int, default=10, help="alternating blocks per ask row (default 10)"
+    )
     args = parser.parse_args(argv)
     n_tell, n_ask = (50_000, 2_000) if args.quick else (300_000, 10_000)
-    results = asyncio.run(bench_raw(args.url, n_tell, n_ask))
-    results += asyncio.run(bench_dovecote(args.url, n_tell, n_ask))
-    report = render(results, args.url, n_tell, n_ask)
+    blocks = max(1, args.blocks)
+    results = asyncio.run(bench(args.url, n_tell, n_ask, blocks))
+    report = render(results, args.url, n_tell, n_ask, blocks)
     print(report)
     if args.output is not None:
         text = args.output.read_text() if args.output.exists() else ""

@@ -73,6 +73,24 @@ class Recorder(Actor):
         return len(self.seen)
 
 
+def spawn_on_b(nodes: tuple[Any, Any], actor: Any, name: str) -> ActorRef:
+    """Spawn ``actor`` on the second node and return the first node's ref to it."""
+    a, b = nodes
+    return a.resolve(b.spawn(actor, name).address)  # type: ignore[no-any-return]
+
+
+async def tell_and_ask(recorder: ActorRef, n: int, every: int, at: int = 0) -> list[int]:
+    """Send 0..n-1 to a Recorder, asking for every ``every``-th (``i % every == at``) and
+    telling the rest; the asks' answers, each the count the recorder had seen by then."""
+    futures = []
+    for i in range(n):
+        if i % every == at:
+            futures.append(recorder.ask(i, timeout=TIMEOUT))
+        else:
+            recorder.tell(i)
+    return list(await asyncio.gather(*futures))
+
+
 class Inbox(Actor):
     """Forwards every message (and the Terminated events it watches) to a queue."""
 

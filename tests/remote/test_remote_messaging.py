@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from remote_kit import TIMEOUT, AskVia, Echo, Inbox, Recorder, Relay
+from remote_kit import TIMEOUT, AskVia, Echo, Inbox, Recorder, Relay, tell_and_ask
 
 from dovecote import (
     ActorNotFoundError,
@@ -137,13 +137,7 @@ async def test_tells_and_asks_from_one_sender_keep_their_order(
     a, b = nodes
     b.spawn(Recorder, "rec")
     remote = a.resolve(b.resolve("/user/rec").address)
-    futures = []
-    for i in range(300):
-        if i % 10 == 0:
-            futures.append(remote.ask(i, timeout=TIMEOUT))
-        else:
-            remote.tell(i)
-    counts = await asyncio.gather(*futures)
+    counts = await tell_and_ask(remote, 300, 10)
     assert counts == [i + 1 for i in range(0, 300, 10)]  # each ask saw every earlier tell
     assert await remote.ask("dump", timeout=TIMEOUT) == list(range(300))
 

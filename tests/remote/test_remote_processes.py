@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
-from remote_kit import TIMEOUT, AskVia, Inbox, NodeProcess, Relay, bucket_of
+from remote_kit import TIMEOUT, AskVia, Inbox, NodeProcess, Relay, bucket_of, tell_and_ask
 
 from dovecote import ActorNotFoundError, ActorSystem, AskTimeoutError
 from dovecote.remote import MemberDown, MemberUp, NatsRemote, RemoteError
@@ -50,13 +50,7 @@ async def test_tell_ask_reply_sender_ordering_and_asks_between_processes(
         dotted = a.resolve(c.address + "/user/a.dotted.name")
         assert await dotted.ask(1, timeout=TIMEOUT) == ["echo", 1]
         rec = a.resolve(b.address + "/user/recorder")
-        pending = []
-        for i in range(500):
-            if i % 50 == 49:
-                pending.append(rec.ask(i, timeout=TIMEOUT))
-            else:
-                rec.tell(i)
-        assert await asyncio.gather(*pending) == list(range(50, 501, 50))
+        assert await tell_and_ask(rec, 500, 50, at=49) == list(range(50, 501, 50))
         assert await rec.ask("dump", timeout=TIMEOUT) == list(range(500))
 
 

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from dovecote._errors import DovecoteError, OptionsError
+from dovecote.actors._envelope_kinds import Posted
 
 if TYPE_CHECKING:
     from dovecote.actors._cell import ActorCell
@@ -29,6 +30,7 @@ __all__ = [
     "RemoteConfig",
     "RemoteTransport",
     "cluster_of",
+    "queue_ask",
     "register_remote_scheme",
     "remote_config",
 ]
@@ -88,6 +90,19 @@ def remote_config(remote: object) -> RemoteConfig:
         known = ", ".join(sorted({*_FACTORIES, *_PROVIDERS}))
         raise OptionsError(f"unknown remote scheme in {remote!r} (known: {known})")
     return factory(remote)
+
+
+def queue_ask(ref: ActorRef, message: Any, reply: Any) -> bool:
+    """Queue ``message`` for a local actor as an ask whose answer settles ``reply`` (a
+    future the transport made, e.g. one that sends the answer the moment it is set).
+
+    True if queued, in lane order, exactly as ``ref.ask`` would queue it. False when the
+    actor has stopped or its mailbox is not a plain one: then use ``ref.ask``.
+    """
+    if ref._cell._queue is None:
+        return False
+    ref.tell(Posted(message, None, reply))  # a runtime envelope travels bare onto the queue
+    return True
 
 
 def cluster_of(system: ActorSystem) -> Any:

@@ -8,15 +8,15 @@ reach nats-py's subscription task.
 
 from __future__ import annotations
 
-import asyncio
 import functools
 from typing import TYPE_CHECKING, Any
 
 from dovecote._errors import ActorNotFoundError, SerializationError
+from dovecote.actors._remote_seam import queue_ask
 from dovecote.observability import get_logger
 from dovecote.remote import _wire as w
 from dovecote.remote._body import decode_body
-from dovecote.remote._replies import answer_items
+from dovecote.remote._replies import WireAnswer, send_answer
 from dovecote.remote._subjects import path_of_subject
 from dovecote.remote._wire_log import WireLog
 
@@ -46,20 +46,25 @@ class Inbound:
         self._local: dict[str, ActorRef] = {}  # subject or path -> local ref (cache)
         self._senders: dict[str, ActorRef] = {}  # sender address -> ref (cache)
         self._wire_log = WireLog(transport.system)
+        self._loop = transport.loop
 
     async def on_message(self, msg: Msg) -> None:
+        """The subscription callback (when nats-py's parser cannot be served directly)."""
+        self.on_raw(msg.subject, msg.reply, msg.data, msg.headers)
+
+    def on_raw(self, subject: str, reply: str, data: bytes, headers: dict[str, str] | None) -> None:
+        """One message of the node's subscription, as the parser read it."""
         try:
-            subject = msg.subject
             if subject.startswith(self._reply_prefix):
-                self._t.on_reply(subject[len(self._reply_prefix) :], msg)
+                self._t.on_reply(subject[len(self._reply_prefix) :], data, headers)
             elif subject == self._batch:
-                self._on_batch(msg)
+                self._on_batch(subject, data)
             elif subject == self._control:
-                self._on_control(msg)
+                self._on_control(subject, reply, data)
             else:
-                self._on_actor_message(subject, msg)
+                self._on_actor_message(subject, reply, data)
         except Exception:  # never let one message break the node's subscription
-            _log.exception("failed to handle a message from NATS", subject=msg.subject)
+            _log.exception("failed to handle a message from NATS", subject=subject)
 
     def _local_ref(self, key: str, path: str | None) -> ActorRef | None:
         """The live local actor a subject (``path`` None) or a batch entry's path names."""
@@ -78,14 +83,14 @@ class Inbound:
             self._local[key] = ref
         return ref
 
-    def _on_batch(self, msg: Msg) -> None:
+    def _on_batch(self, subject: str, data: bytes) -> None:
         try:
-            frame = w.decode_frame(msg.data)
+            frame = w.decode_frame(data)
             entries = frame[1] if frame[0] == w.BATCH else None
             if not isinstance(entries, list):
                 raise SerializationError("not a batch frame")
         except (SerializationError, IndexError) as error:
-            self._wire_log.undecodable(msg.subject, SerializationError(str(error)))
+            self._wire_log.undecodable(subject, SerializationError(str(error)))
             return
         system = self._system
         for entry in entries:
@@ -93,47 +98,51 @@ class Inbound:
                 path, origin, body = entry
                 message = decode_body(body, system)
             except (SerializationError, ValueError, TypeError) as error:
-                self._wire_log.undecodable(msg.subject, SerializationError(str(error)))
+                self._wire_log.undecodable(subject, SerializationError(str(error)))
                 continue
             ref = self._local_ref(path, path) if isinstance(path, str) else None
             if ref is None:
-                self._wire_log.unknown_recipient(f"{msg.subject} {path!r}", message)
+                self._wire_log.unknown_recipient(f"{subject} {path!r}", message)
             else:
                 ref.tell(message, self._sender_ref(origin))
 
-    def _on_actor_message(self, subject: str, msg: Msg) -> None:
+    def _on_actor_message(self, subject: str, reply: str, data: bytes) -> None:
         ref = self._local_ref(subject, None)
         try:
-            frame = w.decode_frame(msg.data)
+            frame = w.decode_frame(data)
             kind = frame[0]
             message = decode_body(frame[-1], self._system) if kind in (w.TELL, w.ASK) else None
         except SerializationError as error:
             self._wire_log.undecodable(subject, error)
-            if msg.reply:
+            if reply:
                 self._t.answer_now(
-                    msg.reply, w.ERROR, "dovecote.SerializationError", str(error), ""
+                    reply, w.ERROR, "dovecote.SerializationError", str(error), ""
                 )
             return
         if ref is None:
             self._wire_log.unknown_recipient(subject, message)
-            if msg.reply:
+            if reply:
                 self._t.answer_now(
-                    msg.reply, w.NOT_FOUND, f"no actor at {self._address_of(subject)}"
+                    reply, w.NOT_FOUND, f"no actor at {self._address_of(subject)}"
                 )
             return
         if kind == w.TELL:
             ref.tell(message, self._sender_ref(frame[1]))
         elif kind == w.ASK:
-            answer = self._ask_local(ref, message)
-            answer.add_done_callback(functools.partial(self._answer, msg.reply))
+            self._ask_local(ref, message, reply)
         elif kind == w.STOP:
             ref.stop()
         elif kind == w.STOP_NOW:
             self._system.stop(ref)
 
-    def _ask_local(self, ref: ActorRef, message: Any) -> asyncio.Future[Any]:
-        """Queue an ask now (in lane order) and return its future."""
-        return ref.ask(message, timeout=None)
+    def _ask_local(self, ref: ActorRef, message: Any, reply: str) -> None:
+        """Queue an ask now (in lane order); its answer is published to ``reply`` as soon
+        as the handler settles it (a plain mailbox), or once its future is done."""
+        answer = WireAnswer(self._loop, self._t, reply)
+        if not queue_ask(ref, message, answer):
+            ref.ask(message, timeout=None).add_done_callback(
+                functools.partial(send_answer, self._t, reply)
+            )
 
     def _address_of(self, subject: str) -> str:
         try:
@@ -142,20 +151,17 @@ class Inbound:
             path = "/?"
         return self._system._address_prefix + path
 
-    def _answer(self, reply: str, answer: asyncio.Future[Any]) -> None:
-        self._t.answer_now(reply, *answer_items(answer))
-
-    def _on_control(self, msg: Msg) -> None:
+    def _on_control(self, subject: str, reply: str, data: bytes) -> None:
         try:
-            frame = w.decode_frame(msg.data)
+            frame = w.decode_frame(data)
             kind = frame[0]
             if kind == w.PING:
-                if msg.reply:
-                    self._t.answer_now(msg.reply, w.OK, b"")
+                if reply:
+                    self._t.answer_now(reply, w.OK, b"")
             else:
-                self._t.watches.on_control(kind, frame, msg.reply)
+                self._t.watches.on_control(kind, frame, reply)
         except (SerializationError, IndexError, TypeError, ValueError) as error:
-            self._wire_log.undecodable(msg.subject, SerializationError(str(error)))
+            self._wire_log.undecodable(subject, SerializationError(str(error)))
 
     def _sender_ref(self, address: str | None) -> ActorRef | None:
         if not isinstance(address, str):

@@ -1,14 +1,15 @@
 """NatsTransport: one NATS connection and one wildcard subscription per node.
 
-Sending: ``tell`` encodes and publishes in the caller's frame (the nats-py publish
-coroutine is stepped inline: it only appends to the connection's buffer and kicks its
-flusher, so there is no task, flush or await per message). ``ask`` publishes with a
+Sending: ``tell`` encodes in the caller's frame and the outbox publishes at the end of
+the iteration; every publish goes through ``NatsIO`` (see _nats_io: straight to the
+socket when it can, never a task, flush or await per message). ``ask`` publishes with a
 reply subject under this node's own prefix (``<node>._r.<token>``): every answer
-arrives on the node's one subscription and is matched to its future by token.
+arrives on the node's one subscription and is matched to its future by token; its
+deadline is kept by the system's AskTimeouts, like a local ask's.
 
-Receiving: the node subscription hands each message to the actor its subject names,
-in arrival order (NATS keeps one connection's messages in order), so tells and asks
-from one node to one actor share one lane.
+Receiving: the node subscription (served from nats-py's parser by ``NatsIO``) hands each
+message to the actor its subject names, in arrival order (NATS keeps one connection's
+messages in order), so tells and asks from one node to one actor share one lane.
 """
 
 from __future__ import annotations
@@ -27,7 +28,6 @@ from dovecote._errors import (
 )
 from dovecote.actors import ActorRef, ActorStopped
 from dovecote.addressing import MailAddress
-from dovecote.dispatch import continue_in_task, step_inline
 from dovecote.observability import get_logger
 from dovecote.remote import _wire as w
 from dovecote.remote._body import encode_body
@@ -38,6 +38,7 @@ from dovecote.remote._errors import (
 )
 from dovecote.remote._inbound import Inbound
 from dovecote.remote._membership import Cluster
+from dovecote.remote._nats_io import NatsIO
 from dovecote.remote._outbox import Outbox
 from dovecote.remote._ref import RemoteRef, RemoteTarget
 from dovecote.remote._replies import settle
@@ -46,7 +47,6 @@ from dovecote.remote._watch import Watches
 
 if TYPE_CHECKING:
     from nats.aio.client import Client
-    from nats.aio.msg import Msg
 
     from dovecote.actors import ActorSystem
     from dovecote.remote._config import NatsRemote
@@ -55,6 +55,7 @@ __all__ = ["NatsTransport", "RemoteDeadLetterReason"]
 
 _log = get_logger("dovecote.remote")
 _NO_RESPONDERS = "503"
+_SWEEP_MIN = 256  # pending asks kept before the finished (timed-out) ones are swept
 
 
 class RemoteDeadLetterReason:
@@ -82,11 +83,13 @@ class NatsTransport:
         self._reply_prefix = self.prefix + "._r."
         self._control = self.prefix + "._c"
         self._nc: Client | None = None
+        self._io: NatsIO | None = None
         self._connected = False
         self._started = False
         self._closing = False
         self._max_payload = 1_048_576
         self._tokens = itertools.count(1)
+        self._sweep_at = _SWEEP_MIN
         self._pending: dict[str, tuple[asyncio.Future[Any], asyncio.TimerHandle | None]] = {}
         self._targets: weakref.WeakValueDictionary[str, RemoteTarget] = (
             weakref.WeakValueDictionary()
@@ -149,6 +152,7 @@ class NatsTransport:
             error_cb=self._error,
         )
         self._nc = nc
+        self._io = NatsIO(self.loop, nc)
         try:
             try:  # is another live node already serving this prefix?
                 await nc.request(self._control, w.encode_frame(w.PING), timeout=0.5)
@@ -161,12 +165,13 @@ class NatsTransport:
                 )
             self._max_payload = nc.max_payload
             self._outbox.set_limit(nc.max_payload)
-            await nc.subscribe(
+            subscription = await nc.subscribe(
                 self.prefix + ".>",
                 cb=self._inbound.on_message,
                 pending_msgs_limit=-1,
                 pending_bytes_limit=-1,
             )
+            self._io.deliver(subscription._id, self._inbound.on_raw)
             await nc.flush()
             self._connected = True
             self._system.event_stream.subscribe(self.watches.actor_stopped, ActorStopped)
@@ -237,18 +242,22 @@ class NatsTransport:
         return target._ref  # type: ignore[return-value]
 
     # -- sending -------------------------------------------------------------------------------
+    @property
+    def io(self) -> NatsIO | None:
+        """How this node reads and writes its NATS connection (None before start)."""
+        return self._io
+
     def publish(self, subject: str, payload: bytes, reply: str = "") -> None:
-        nc = self._nc
-        assert nc is not None
+        """Publish one NATS message now, without awaiting; MessageTooLargeError if it is
+        over the server's max payload."""
+        io = self._io
+        assert io is not None
         if len(payload) > self._max_payload:
             raise MessageTooLargeError(
                 f"{len(payload)} bytes is over the NATS server's max_payload "
                 f"({self._max_payload} bytes)"
             )
-        publishing = nc.publish(subject, payload, reply=reply)
-        finished, yielded = step_inline(publishing)
-        if not finished:  # queued, but the outbound buffer is full: let it wait for the flusher
-            continue_in_task(self.loop, publishing, yielded)
+        io.publish(subject, payload, reply)
 
     def send_tell(self, target: RemoteTarget, message: Any, sender: ActorRef | None) -> None:
         """``RemoteRef.tell`` on the loop thread: checked and encoded now, published with
@@ -290,7 +299,9 @@ class NatsTransport:
             )
             return future
         self._outbox.flush(target.node)  # behind the tells sent before it
-        self.request(target.subject, payload, future, timeout, target.address)
+        self._send_request(target.subject, payload, future)
+        if timeout != math.inf:  # expired like a local ask (no timer per ask)
+            self._system._ask_timeouts.track(future, target._ref, message, timeout)
         return future
 
     async def _ask_async(self, target: RemoteTarget, message: Any, timeout: float) -> Any:
@@ -299,14 +310,25 @@ class NatsTransport:
     def request(
         self, subject: str, payload: bytes, future: asyncio.Future[Any], timeout: float, what: str
     ) -> None:
-        """Publish a request whose answer (on this node's reply inbox) settles ``future``."""
+        """Publish a request whose answer (on this node's reply inbox) settles ``future``,
+        or AskTimeoutError after ``timeout`` seconds."""
+        token = self._send_request(subject, payload, future)
+        if timeout != math.inf:
+            timer = self.loop.call_later(timeout, self._timed_out, token, what, timeout)
+            self._pending[token] = (future, timer)
+
+    def _send_request(self, subject: str, payload: bytes, future: asyncio.Future[Any]) -> str:
         token = str(next(self._tokens))
         self.publish(subject, payload, reply=self._reply_prefix + token)
-        timer = None
-        if timeout != math.inf:
-            error = AskTimeoutError(f"{what} did not answer within {timeout} s")
-            timer = self.loop.call_later(timeout, self._fail, token, error)
-        self._pending[token] = (future, timer)
+        pending = self._pending
+        pending[token] = (future, None)
+        if len(pending) > self._sweep_at:  # asks that timed out and were never answered
+            self._pending = {t: e for t, e in pending.items() if not e[0].done()}
+            self._sweep_at = max(_SWEEP_MIN, 2 * len(self._pending))
+        return token
+
+    def _timed_out(self, token: str, what: str, timeout: float) -> None:
+        self._fail(token, AskTimeoutError(f"{what} did not answer within {timeout} s"))
 
     def _fail(self, token: str, error: BaseException) -> None:
         entry = self._pending.pop(token, None)
@@ -319,10 +341,15 @@ class NatsTransport:
 
     # -- receiving -----------------------------------------------------------------------------
     def answer_now(self, reply: str, *items: Any) -> None:
+        """Publish the answer frame ``items`` to the asker's ``reply`` subject, behind the
+        tells this node has queued for the asker's node."""
         if self._connected:
+            if self._outbox.holds_any():
+                self._outbox.flush(reply.rpartition("._r.")[0])
             self.publish(reply, w.encode_frame(*items))
 
-    def on_reply(self, token: str, msg: Msg) -> None:
+    def on_reply(self, token: str, data: bytes, headers: dict[str, str] | None) -> None:
+        """An answer arrived on this node's reply inbox: settle the ask ``token`` names."""
         entry = self._pending.pop(token, None)
         if entry is None:
             return  # the ask timed out already; its answer is late
@@ -330,6 +357,5 @@ class NatsTransport:
         if timer is not None:
             timer.cancel()
         if not future.done():
-            headers = msg.headers
-            no_responders = bool(headers) and headers.get("Status") == _NO_RESPONDERS  # type: ignore[union-attr]
-            settle(future, msg.data, no_responders, self._system)
+            no_responders = headers is not None and headers.get("Status") == _NO_RESPONDERS
+            settle(future, data, no_responders, self._system)

@@ -57,6 +57,10 @@ class Outbox:
             self._scheduled = True
             self._loop.call_soon(self.flush_all)
 
+    def holds_any(self) -> bool:
+        """True while some tell waits for the end of this iteration."""
+        return bool(self._pending)
+
     def flush(self, node: str) -> None:
         """Publish what is queued for ``node`` now (before an ask or stop to it)."""
         queued = self._pending.pop(node, None)

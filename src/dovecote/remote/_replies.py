@@ -7,14 +7,60 @@ import traceback
 from typing import TYPE_CHECKING, Any
 
 from dovecote._errors import ActorNotFoundError, ActorStoppedError, SerializationError
+from dovecote.observability import get_logger
 from dovecote.remote import _wire as w
 from dovecote.remote._body import decode_body, encode_body
-from dovecote.remote._errors import RemoteError
+from dovecote.remote._errors import MessageTooLargeError, RemoteError
 
 if TYPE_CHECKING:
     from dovecote.actors import ActorSystem
+    from dovecote.remote._node import NatsTransport
 
-__all__ = ["answer_items", "settle"]
+__all__ = ["WireAnswer", "answer_items", "error_items", "send_answer", "settle"]
+
+_log = get_logger("dovecote.remote")
+
+
+class WireAnswer(asyncio.Future[Any]):
+    """The reply slot of an ask that came over the wire: the moment the handler's answer
+    (or failure) is set, it is published to the asker's reply subject, in the same turn."""
+
+    def __init__(
+        self, loop: asyncio.AbstractEventLoop, transport: NatsTransport, reply: str
+    ) -> None:
+        super().__init__(loop=loop)
+        self._transport = transport
+        self._reply = reply
+
+    def set_result(self, result: Any) -> None:
+        super().set_result(result)
+        send_answer(self._transport, self._reply, self)
+
+    def set_exception(self, exception: type | BaseException) -> None:
+        super().set_exception(exception)
+        send_answer(self._transport, self._reply, self)
+
+    def cancel(self, msg: Any | None = None) -> bool:
+        if not super().cancel(msg):
+            return False
+        send_answer(self._transport, self._reply, self)
+        return True
+
+
+def send_answer(transport: NatsTransport, reply: str, answer: asyncio.Future[Any]) -> None:
+    """Publish a local ask's outcome to the asker; never raises into the actor runtime.
+
+    An answer over the server's max payload goes as a RemoteError for
+    MessageTooLargeError instead; any other failure to publish is logged (the asker then
+    times out).
+    """
+    try:
+        try:
+            transport.answer_now(reply, *answer_items(answer))
+        except MessageTooLargeError as error:
+            transport.answer_now(reply, *error_items(error))
+    except Exception:
+        _log.exception("could not send the answer to a remote ask", reply=reply)
 
 
 def answer_items(answer: asyncio.Future[Any]) -> tuple[Any, ...]:
@@ -32,6 +78,11 @@ def answer_items(answer: asyncio.Future[Any]) -> tuple[Any, ...]:
             error = bad
     if isinstance(error, ActorStoppedError):
         return (w.STOPPED, str(error))
+    return error_items(error)
+
+
+def error_items(error: BaseException) -> tuple[Any, ...]:
+    """The ERROR frame for ``error``: its type name, message and formatted traceback."""
     kind = type(error)
     return (
         w.ERROR,
