@@ -10,7 +10,7 @@ from typing import Any
 from remote_kit import NodeProcess
 
 from dovecote import ActorSystem
-from dovecote.durable import open_store
+from dovecote.durable import MailboxNotFoundError, open_store
 from service_urls import postgres_url
 
 N = 60
@@ -43,7 +43,10 @@ async def test_every_stored_message_is_handled_across_a_sigkill(
                 ledger.tell(i)
 
             async def all_stored() -> bool:
-                s = await store.stats("/user/ledger")
+                try:
+                    s = await store.stats("/user/ledger")
+                except MailboxNotFoundError:  # the worker has not written its first one yet
+                    return False
                 return s.pending_count + s.claimed_count + s.committed_count == N
 
             async def some_handled() -> bool:
