@@ -17,16 +17,23 @@ from typing import Any
 Held = list[Any]
 
 
-async def drain(store: Any, mailbox: str, claimers: list[str]) -> list[Held]:
-    """Claim and commit until a claim finds nothing; every commit must succeed."""
+async def drain(store: Any, mailbox: str, claimers: list[str],
+                on_first: Any = None) -> list[Held]:
+    """Claim and commit until a claim finds nothing; every commit must succeed.
+
+    ``on_first()`` is called once, when the first of these claimers holds a message."""
     done: list[Held] = []
 
     async def one(name: str) -> None:
+        nonlocal on_first
         while True:
             claim = await store.claim(mailbox, claimer=name)
             if claim is None:
                 return
             claimed = time.monotonic()
+            if on_first is not None:
+                on_first()
+                on_first = None
             await asyncio.sleep(0.001)  # the "work": widens the window a double hold shows in
             message = claim.message
             committing = time.monotonic()
@@ -45,7 +52,10 @@ async def _main(url: str, schema: str, mailbox: str, n: int, prefix: str) -> Non
     try:
         print("ready", flush=True)
         sys.stdin.readline()  # the parent says go once everyone is connected
-        for held in await drain(store, mailbox, [f"{prefix}{i}" for i in range(n)]):
+        def first() -> None:
+            print("claiming", flush=True)  # the parent starts its own claimers now
+
+        for held in await drain(store, mailbox, [f"{prefix}{i}" for i in range(n)], first):
             print(json.dumps(held))
     finally:
         await store.close()

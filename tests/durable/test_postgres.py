@@ -68,6 +68,8 @@ async def test_sixteen_claimers_in_two_processes_commit_every_message_exactly_on
         assert child.stdout is not None
         child.stdin.write(b"go\n")
         await child.stdin.drain()
+        # the child goes first (it starts slower under load), so every process takes part
+        assert await asyncio.wait_for(child.stdout.readline(), WAIT) == b"claiming\n"
         local = drain(first, "jobs", [f"a-{i}" for i in range(4)])
         other = drain(second, "jobs", [f"b-{i}" for i in range(4)])
         ours, theirs, (out, _) = await asyncio.wait_for(
