@@ -23,7 +23,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from dovecote.actors import _envelope_kinds, _fault_handling, _lifecycle
+from dovecote.actors import _envelope_kinds, _fault_handling, _lifecycle, _stopping
 from dovecote.actors._context_impl import ContextImpl
 from dovecote.actors._envelope_kinds import IDLE, is_runtime_envelope
 from dovecote.actors._messages import PoisonPill, Terminated
@@ -403,7 +403,7 @@ class ActorCell(ContextImpl):
     def _invoke_exempt(self, env: Envelope) -> None:
         message = env.message
         if message is PoisonPill:
-            _lifecycle.begin_stop(self)
+            _stopping.begin_stop(self)
             return
         if type(message) is DrainBarrier:
             message.callback(self)

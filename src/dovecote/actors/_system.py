@@ -21,7 +21,7 @@ from dovecote._errors import (
     OptionsError,
     ShutdownTimeoutError,
 )
-from dovecote.actors import _lifecycle
+from dovecote.actors import _lifecycle, _stopping
 from dovecote.actors._actor import Actor
 from dovecote.actors._ask_timeouts import AskTimeouts
 from dovecote.actors._blocking_cell import BlockingActorCell  # noqa: F401 (registers it)
@@ -296,7 +296,7 @@ class ActorSystem:
         """
         if not isinstance(ref, ActorRef):
             raise TypeError("stop() takes an ActorRef")
-        return _lifecycle.stop_now(ref._cell)
+        return _stopping.stop_now(ref._cell)
 
     def resolve(self, address_or_path: str) -> ActorRef:
         """Find a live actor by path (``/user/a/b``) or address (``mem://sys@host/user/a/b``)."""
