@@ -1,7 +1,8 @@
 """The ActorContext half of a cell: what an actor does about itself from its handlers.
 
 :class:`ContextImpl` holds the context methods (children, sender, reply, stash, become,
-watch, timers); :class:`~dovecote.actors._cell.ActorCell` adds the mailbox and the turn.
+watch, timers); :class:`~dovecote.actors._handler_calls.HandlerCalls` adds the handler
+calls and :class:`~dovecote.actors._cell.ActorCell` the mailbox and the turn.
 The attributes below are the cell's slots, declared here so each half type-checks alone.
 """
 
