@@ -26,6 +26,8 @@ from typing import TYPE_CHECKING, Any
 from dovecote.actors import _envelope_kinds, _fault_handling, _lifecycle
 from dovecote.actors._envelope_kinds import IDLE
 from dovecote.actors._handler_calls import HandlerCalls
+from dovecote.actors._hosted_mailbox import notify_attached
+from dovecote.actors._metrics_wiring import DropCounter
 from dovecote.actors._ref import ActorRef
 from dovecote.dispatch import CoroutineType
 from dovecote.mailboxes import Mailbox
@@ -101,7 +103,7 @@ class ActorCell(HandlerCalls):
         self._ref = ActorRef(self)
         # The user deque of a plain Mailbox, for the fast paths (tell, ask, the inlined
         # drain); None for other mailboxes and for cells that drain their own way. Set by
-        # ActorSystem._attach_mailbox, at spawn and on restart.
+        # _attach_mailbox, at spawn and on restart.
         self._queue: deque[Any] | None = None
         self._throughput = options.throughput or system._throughput
         self._actor: Actor | None = None
@@ -158,6 +160,20 @@ class ActorCell(HandlerCalls):
                 self._stopped = future
             return future
         return stopped  # type: ignore[return-value]
+
+    def _attach_mailbox(self, mailbox: Mailbox) -> None:
+        """Attach ``mailbox`` (at spawn and on restart): its owner, the fast-path queue,
+        drop counting, and a hosted mailbox's host."""
+        mailbox.owner = self.path
+        if type(mailbox) is Mailbox:
+            # the fast paths (tell, ask, the inlined drain) are for event-loop cells only
+            self._queue = mailbox._user if type(self) is ActorCell else None
+            return
+        self._queue = None
+        observe = getattr(mailbox, "observe_drops", None)
+        if observe is not None:
+            observe(DropCounter(self))
+        notify_attached(self, mailbox)  # a hosted (durable) mailbox learns its actor
 
     # -- the turn ----------------------------------------------------------------------------
     def _start(self) -> None:

@@ -78,7 +78,7 @@ def spawn(
         if isinstance(factory, type):
             system._factory_stats[factory] = known
     cell._class_name, cell._stats = known
-    system._attach_mailbox(cell, mailbox)
+    cell._attach_mailbox(mailbox)
     if children is None:
         children = parent._children = {}
     children[name] = cell
@@ -218,7 +218,7 @@ def _recreate(cell: ActorCell, error: BaseException) -> None:
         # The queue itself moves over: tells from other threads may be appending to it.
         mailbox._user, old._user = old._user, mailbox._user
     cell._mailbox = mailbox
-    system._attach_mailbox(cell, mailbox)
+    cell._attach_mailbox(mailbox)
     for env in system_msgs:
         mailbox.enqueue_system(env.message)
     if mailbox is not old:
