@@ -24,13 +24,13 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from dovecote.actors import _envelope_kinds, _fault_handling, _lifecycle
-from dovecote.actors._context_impl import ContextImpl
-from dovecote.actors._envelope_kinds import IDLE, is_runtime_envelope
-from dovecote.actors._messages import PoisonPill, Terminated
+from dovecote.actors._envelope_kinds import IDLE
+from dovecote.actors._handler_calls import HandlerCalls
+from dovecote.actors._hosted_mailbox import notify_attached
+from dovecote.actors._metrics_wiring import DropCounter
 from dovecote.actors._ref import ActorRef
-from dovecote.actors._system_messages import DrainBarrier
-from dovecote.dispatch import CoroutineType, Escaped, continue_in_task, guarded, step_inline
-from dovecote.mailboxes import Envelope, Mailbox
+from dovecote.dispatch import CoroutineType
+from dovecote.mailboxes import Mailbox
 from dovecote.observability import get_logger
 
 if TYPE_CHECKING:
@@ -49,19 +49,15 @@ _perf = time.perf_counter
 
 _base_take = Mailbox.take
 
-def register_envelope_type(kind: type) -> None:
-    """Tell the dispatcher that ``kind`` is a runtime envelope class."""
-    _envelope_kinds.register(kind)
 
-
-class ActorCell(ContextImpl):
+class ActorCell(HandlerCalls):
     """The runtime half of an actor: its mailbox, state and turns on the event loop.
 
-    It is also the actor's :class:`ActorContext` (see :class:`ContextImpl`).
+    It is also the actor's :class:`ActorContext` (see :class:`ContextImpl`); calling the
+    handler for one message is :class:`HandlerCalls`.
     """
 
     __slots__ = (
-        "_awaiting",
         "_children_waiter",
         "_class_name",
         "_factory",
@@ -71,12 +67,10 @@ class ActorCell(ContextImpl):
         "_queue",
         "_restart_stats",
         "_stats",
-        "_stepped",
         "_stop_requested",
         "_stopped",
         "_stopping_children",
         "_suspended",
-        "_task",
         "_terminated",
         "_terminating",
         "_throughput",
@@ -109,7 +103,7 @@ class ActorCell(ContextImpl):
         self._ref = ActorRef(self)
         # The user deque of a plain Mailbox, for the fast paths (tell, ask, the inlined
         # drain); None for other mailboxes and for cells that drain their own way. Set by
-        # ActorSystem._attach_mailbox, at spawn and on restart.
+        # _attach_mailbox, at spawn and on restart.
         self._queue: deque[Any] | None = None
         self._throughput = options.throughput or system._throughput
         self._actor: Actor | None = None
@@ -166,6 +160,20 @@ class ActorCell(ContextImpl):
                 self._stopped = future
             return future
         return stopped  # type: ignore[return-value]
+
+    def _attach_mailbox(self, mailbox: Mailbox) -> None:
+        """Attach ``mailbox`` (at spawn and on restart): its owner, the fast-path queue,
+        drop counting, and a hosted mailbox's host."""
+        mailbox.owner = self.path
+        if type(mailbox) is Mailbox:
+            # the fast paths (tell, ask, the inlined drain) are for event-loop cells only
+            self._queue = mailbox._user if type(self) is ActorCell else None
+            return
+        self._queue = None
+        observe = getattr(mailbox, "observe_drops", None)
+        if observe is not None:
+            observe(DropCounter(self))
+        notify_attached(self, mailbox)  # a hosted (durable) mailbox learns its actor
 
     # -- the turn ----------------------------------------------------------------------------
     def _start(self) -> None:
@@ -314,109 +322,6 @@ class ActorCell(ContextImpl):
         else:
             self._invoke(item)
         return self._awaiting or self._terminated or self._suspended
-
-    # -- invoking the handler ----------------------------------------------------------------
-
-    def _invoke_bare(self, message: Any) -> None:
-        """A message told with no sender: the common case, no envelope, no reply."""
-        self._current = message
-        try:
-            result = self._behavior(message)
-            if type(result) is CoroutineType and not self._step(result):
-                return
-        except Exception as error:
-            self._current = IDLE
-            _fault_handling.handle_failure(self, message, error)
-            return
-        self._current = IDLE
-
-    def _invoke(self, env: Envelope) -> None:
-        self._current = env
-        try:
-            result = self._behavior(env.message)
-            if type(result) is CoroutineType:
-                if not self._step(result):
-                    return
-                result = self._stepped
-                self._stepped = None
-        except Exception as error:
-            self._current = IDLE
-            _fault_handling.handle_failure(self, env, error)
-            return
-        self._current = IDLE
-        reply = env.reply
-        if reply is not None:
-            if self._replied:
-                self._replied = False
-            elif reply.done():  # the ask timed out (or was cancelled): a late reply
-                self._system._deliver_reply(reply, result, None, self._ref)
-            else:  # on the loop thread: blocking cells override _invoke
-                reply.set_result(result)
-
-    def _step(self, coro: Any) -> bool:
-        """Run an async handler inline; True if it finished (value in ``_stepped``).
-
-        If it really awaits, a task takes over and False is returned.
-        """
-        actor = self._actor
-        if actor is not None and not actor.inline_async_start:
-            self._await(self._system._loop.create_task(guarded(coro)))
-            return False
-        finished, value = step_inline(coro)
-        if finished:
-            self._stepped = value
-            return True
-        self._await(continue_in_task(self._system._loop, coro, value))
-        return False
-
-    def _await(self, task: asyncio.Future[Any]) -> None:
-        """The handler really awaits: let the task finish it, then continue the turn."""
-        self._awaiting = True
-        self._task = task
-        task.add_done_callback(self._handler_done)
-
-    def _handler_done(self, task: asyncio.Future[Any]) -> None:
-        item = self._current
-        self._current = IDLE
-        replied = self._replied
-        self._replied = False
-        self._awaiting = False
-        self._task = None
-        reply = item.reply if is_runtime_envelope(item) else None
-        if item is not IDLE:
-            if task.cancelled():
-                # only a forced stop cancels a handler: the asker learns the actor stopped
-                if reply is not None:
-                    self._system._fail_reply(reply, self)
-            elif (error := task.exception()) is not None:
-                if isinstance(error, Exception):
-                    _fault_handling.handle_failure(self, item, error)
-                else:
-                    _fault_handling.handle_base_exception(self, item, error)
-            elif type(result := task.result()) is Escaped:
-                _fault_handling.handle_base_exception(self, item, result.error)
-            elif reply is not None and not replied:
-                self._system._deliver_reply(reply, result, None, self._ref)
-        if not self._terminated:
-            self._run()
-
-    def _invoke_exempt(self, env: Envelope) -> None:
-        message = env.message
-        if message is PoisonPill:
-            _lifecycle.begin_stop(self)
-            return
-        if type(message) is DrainBarrier:
-            message.callback(self)
-            return
-        if type(message) is Terminated:
-            watching = self._watching
-            target = message.ref._cell
-            if watching is None or target not in watching:
-                return  # unwatched after it was queued: not delivered
-            watching.discard(target)
-        elif getattr(env, "withdrawn", False):
-            return  # a post-office letter whose delivery was given up and requeued
-        self._invoke(env)
 
 
 def _not_started(message: Any) -> Any:

@@ -1,7 +1,8 @@
 """The ActorContext half of a cell: what an actor does about itself from its handlers.
 
 :class:`ContextImpl` holds the context methods (children, sender, reply, stash, become,
-watch, timers); :class:`~dovecote.actors._cell.ActorCell` adds the mailbox and the turn.
+watch, timers); :class:`~dovecote.actors._handler_calls.HandlerCalls` adds the handler
+calls and :class:`~dovecote.actors._cell.ActorCell` the mailbox and the turn.
 The attributes below are the cell's slots, declared here so each half type-checks alone.
 """
 
@@ -11,7 +12,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
 from dovecote._errors import ActorStoppedError
-from dovecote.actors import _death_watch, _lifecycle, _timers
+from dovecote.actors import _death_watch, _lifecycle, _stopping, _timers
 from dovecote.actors._context import ActorContext
 from dovecote.actors._envelope_kinds import IDLE, is_runtime_envelope
 from dovecote.actors._messages import DeadLetterReason
@@ -121,7 +122,7 @@ class ContextImpl(ActorContext):
         return _lifecycle.spawn(cast("ActorCell", self), factory, name, options)
 
     def stop(self, ref: ActorRef) -> asyncio.Future[None]:
-        return _lifecycle.stop_now(ref._cell)
+        return _stopping.stop_now(ref._cell)
 
     def watch(self, ref: ActorRef) -> ActorRef:
         _death_watch.watch(cast("ActorCell", self), ref)

@@ -53,7 +53,7 @@ def handle_base_exception(cell: ActorCell, item: Any, error: BaseException) -> N
     env = item if is_runtime_envelope(item) else None
     if is_fatal(error):
         system._stop_errors[cell] = error
-        from dovecote.actors._lifecycle import request_stop
+        from dovecote.actors._stopping import request_stop
 
         request_stop(cell)
         system._fatal(error)
@@ -68,7 +68,7 @@ def report(cell: ActorCell, error: BaseException, message: Any) -> None:
     parent = cell._parent
     if parent is None:
         cell.log.error("the root guardian failed; stopping it", exc_info=error)
-        from dovecote.actors._lifecycle import begin_stop
+        from dovecote.actors._stopping import begin_stop
 
         begin_stop(cell)
         return
@@ -130,7 +130,7 @@ def supervise(parent: ActorCell, failed: Failed) -> None:
             else:
                 target._send_system(msg)
     elif directive is Directive.STOP:
-        from dovecote.actors._lifecycle import request_stop
+        from dovecote.actors._stopping import request_stop
 
         error = failed.error
         if isinstance(error, ActorInitializationError) and error.__cause__ is not None:

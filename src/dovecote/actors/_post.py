@@ -15,7 +15,7 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from dovecote._errors import ActorNotFoundError, ActorStoppedError, MailboxFullError
-from dovecote.actors._cell import register_envelope_type
+from dovecote.actors import _envelope_kinds
 from dovecote.addressing import (
     MailAddress,
     MailMessage,
@@ -59,7 +59,7 @@ class LetterEnvelope(ExemptEnvelope):
         self.withdrawn = False
 
 
-register_envelope_type(LetterEnvelope)
+_envelope_kinds.register(LetterEnvelope)
 
 
 class _DeliverToActor:

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import math
-import re
 import threading
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -13,25 +11,17 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from dovecote._clock import Clock, SystemClock
-from dovecote._errors import (
-    ActorNotFoundError,
-    ActorStoppedError,
-    InvalidActorNameError,
-    InvalidTimeoutError,
-    OptionsError,
-    ShutdownTimeoutError,
-)
-from dovecote.actors import _lifecycle
+from dovecote._errors import ActorStoppedError, ShutdownTimeoutError
+from dovecote.actors import _lifecycle, _resolve, _shutdown, _stopping
 from dovecote.actors._actor import Actor
 from dovecote.actors._ask_timeouts import AskTimeouts
 from dovecote.actors._blocking_cell import BlockingActorCell  # noqa: F401 (registers it)
 from dovecote.actors._cell import ActorCell
-from dovecote.actors._envelope_kinds import PostedExempt, is_runtime_envelope
+from dovecote.actors._envelope_kinds import is_runtime_envelope
 from dovecote.actors._event_stream import EventStream
-from dovecote.actors._hosted_mailbox import notify_attached
+from dovecote.actors._guardian import make_guardian
 from dovecote.actors._messages import DeadLetter, DeadLetterReason, PoisonPill
-from dovecote.actors._metrics_wiring import DropCounter, MailboxSizes
-from dovecote.actors._names import NAME_PATTERN
+from dovecote.actors._metrics_wiring import MailboxSizes
 from dovecote.actors._options import ActorOptions
 from dovecote.actors._ref import ActorRef, check_timeout
 from dovecote.actors._remote_seam import (
@@ -40,16 +30,10 @@ from dovecote.actors._remote_seam import (
     cluster_of,
     remote_config,
 )
-from dovecote.actors._system_messages import TERMINATE, DrainBarrier
+from dovecote.actors._system_messages import DrainBarrier
+from dovecote.actors._system_options import check_system_options
 from dovecote.actors._type_params import M, R
-from dovecote.dispatch import (
-    DEFAULT_SLICE,
-    DEFAULT_THROUGHPUT,
-    BlockingExecutor,
-    TurnQueue,
-    note_fatal_error,
-)
-from dovecote.mailboxes import Mailbox
+from dovecote.dispatch import DEFAULT_SLICE, DEFAULT_THROUGHPUT, BlockingExecutor, TurnQueue
 from dovecote.observability import ClassStats, RuntimeMetrics, get_logger
 from dovecote.supervision import OneForOneStrategy, SupervisorStrategy
 
@@ -59,57 +43,7 @@ if TYPE_CHECKING:
 
 __all__ = ["ActorSystem"]
 
-_HOST = re.compile(r"[A-Za-z0-9]([A-Za-z0-9.-]{0,252}[A-Za-z0-9])?")
 _log = get_logger("dovecote.system")
-
-#: Seconds ``shutdown`` waits, once its timeout has passed and the running handlers were
-#: cancelled, before it gives up on the actors still running.
-SHUTDOWN_GRACE = 0.5
-
-
-def _check_system_options(
-    host: object,
-    throughput: object,
-    dispatch_slice: object,
-    guardian_strategy: object,
-    blocking_workers: object,
-    dead_letter_log_limit: object,
-) -> None:
-    """Raise OptionsError for the first invalid ``ActorSystem`` keyword (the name aside)."""
-    if not isinstance(host, str) or _HOST.fullmatch(host) is None:
-        raise OptionsError(f"invalid host {host!r}")
-    if not _is_int_at_least(throughput, 1):
-        raise OptionsError(f"throughput must be an int >= 1, got {throughput!r}")
-    if (
-        isinstance(dispatch_slice, bool)
-        or not isinstance(dispatch_slice, (int, float))
-        or not dispatch_slice >= 0
-        or dispatch_slice == math.inf
-    ):
-        raise OptionsError(
-            f"dispatch_slice must be a finite number of seconds >= 0, got {dispatch_slice!r}"
-        )
-    if guardian_strategy is not None and not isinstance(guardian_strategy, SupervisorStrategy):
-        raise OptionsError("guardian_strategy must be a SupervisorStrategy")
-    if blocking_workers is not None and not _is_int_at_least(blocking_workers, 1):
-        raise OptionsError(
-            f"blocking_workers must be an int >= 1 or None, got {blocking_workers!r}"
-        )
-    if not _is_int_at_least(dead_letter_log_limit, 0):
-        raise OptionsError(
-            f"dead_letter_log_limit must be an int >= 0, got {dead_letter_log_limit!r}"
-        )
-
-
-def _is_int_at_least(value: object, least: int) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= least
-
-
-class _Guardian(Actor):
-    """The ``/user`` guardian: parent of every top-level actor."""
-
-    def on_receive(self, message: Any) -> None:
-        return None
 
 
 class ActorSystem:
@@ -154,27 +88,17 @@ class ActorSystem:
                 "ActorSystem must be created inside a running event loop "
                 "(e.g. in `async def main()` run by dovecote.run or asyncio.run)"
             ) from None
-        if not isinstance(name, str) or NAME_PATTERN.fullmatch(name) is None:
-            raise InvalidActorNameError(
-                f"invalid system name {name!r}: use 1-255 characters from [A-Za-z0-9_.~-], "
-                "starting with a letter or digit"
-            )
-        _check_system_options(
+        self._interrupt_timeout = check_system_options(
+            name,
             host,
             throughput,
             dispatch_slice,
             guardian_strategy,
             blocking_workers,
             dead_letter_log_limit,
+            clock,
+            interrupt_timeout,
         )
-        if clock is not None and not isinstance(clock, Clock):
-            raise OptionsError(
-                f"clock must implement dovecote.Clock (now, wall, sleep, call_later), got {clock!r}"
-            )
-        try:
-            self._interrupt_timeout = check_timeout(interrupt_timeout, "interrupt_timeout")
-        except InvalidTimeoutError as error:  # an option: the same error as every other one
-            raise OptionsError(str(error)) from None
         self._name = name
         self._host = host.lower()
         self._loop = loop
@@ -222,16 +146,7 @@ class ActorSystem:
         self._post_office: PostOffice | None = None
         self._unhandled_warned: dict[tuple[str, type], list[float]] = {}
         self._mail_provider: ActorMailProvider | None = None
-        guardian = ActorCell(
-            self, None, "user", "/user", _Guardian, ActorOptions(), Mailbox(), next(self._uids)
-        )
-        guardian._class_name = "_Guardian"
-        guardian._stats = None
-        actor = _Guardian.__new__(_Guardian)
-        actor._cell = guardian
-        guardian._actor = actor
-        guardian._behavior = actor.on_receive
-        self._guardian = guardian
+        self._guardian = make_guardian(self, next(self._uids))
 
     # -- public surface ----------------------------------------------------------------------
     @property
@@ -296,45 +211,11 @@ class ActorSystem:
         """
         if not isinstance(ref, ActorRef):
             raise TypeError("stop() takes an ActorRef")
-        return _lifecycle.stop_now(ref._cell)
+        return _stopping.stop_now(ref._cell)
 
     def resolve(self, address_or_path: str) -> ActorRef:
         """Find a live actor by path (``/user/a/b``) or address (``mem://sys@host/user/a/b``)."""
-        if not isinstance(address_or_path, str):
-            raise TypeError("resolve() takes a path or an address string")
-        path = address_or_path
-        if "://" in path or (":" in path and not path.startswith("/")):
-            path = self._path_of_address(path)
-            if path == "":  # another node's address
-                assert self._remote is not None
-                return self._remote.resolve(address_or_path)
-        if not path.startswith("/user"):
-            raise ActorNotFoundError(f"no actor at {address_or_path!r}")
-        cell: ActorCell | None = self._guardian
-        for part in path[len("/user") :].split("/"):
-            if not part:
-                continue
-            children = cell._children if cell is not None else None
-            cell = children.get(part) if children else None
-            if cell is None:
-                raise ActorNotFoundError(f"no actor at {address_or_path!r}")
-        assert cell is not None
-        if cell._terminated:
-            raise ActorNotFoundError(f"no actor at {address_or_path!r}")
-        return cell._ref
-
-    def _path_of_address(self, text: str) -> str:
-        from dovecote.addressing import MailAddress
-
-        address = MailAddress.parse(text)
-        remote = self._remote
-        if address.user != self._name or address.host != self._host:
-            if remote is not None and address.scheme == remote.scheme:
-                return ""  # another node of the cluster: the transport resolves it
-        elif address.scheme == "mem" or (remote is not None and address.scheme == remote.scheme):
-            path: str = address.path
-            return path
-        raise ActorNotFoundError(f"{text!r} is not an address of system {self._address_prefix}")
+        return _resolve.resolve(self, address_or_path)
 
     async def shutdown(self, *, drain: bool = False, timeout: float | None = 10.0) -> None:
         """Stop every actor, children before parents; idempotent.
@@ -353,69 +234,9 @@ class ActorSystem:
         self._shutting_down = True
         finished = self._shutdown_finished = self._loop.create_future()
         try:
-            await self._shut_down(drain, seconds)
+            await _shutdown.shut_down(self, drain, seconds)
         finally:
             finished.set_result(None)
-
-    async def _shut_down(self, drain: bool, timeout: float) -> None:
-        loop = self._loop
-        deadline = loop.time() + timeout
-        try:
-            if drain:
-                await self._drain(timeout)
-            self._guardian._send_system(TERMINATE)
-            if await self._stopped_within(deadline - loop.time()):
-                return
-            _log.warning("shutdown timed out; cancelling running handlers", system=self._name)
-            for cell in list(self._walk()):
-                task = cell._task
-                if task is not None:
-                    task.cancel()
-            if await self._stopped_within(SHUTDOWN_GRACE):
-                return
-            left = tuple(cell.path for cell in self._walk())
-            shown = ", ".join(left[:5]) + (f" and {len(left) - 5} more" if len(left) > 5 else "")
-            raise ShutdownTimeoutError(
-                f"actor system {self._name!r} did not stop within {timeout:g}s "
-                f"(+{SHUTDOWN_GRACE:g}s after cancelling handlers); still running: {shown}",
-                left,
-            )
-        finally:
-            self._ask_timeouts.close(self._name)
-            self._blocking.shutdown()
-            if self._post_office is not None:
-                await self._post_office.stop()
-            if self._remote is not None:
-                await self._remote.close()
-
-    async def _stopped_within(self, seconds: float) -> bool:
-        """Wait up to ``seconds`` for the last actor to stop; True if it did."""
-        try:
-            await asyncio.wait_for(asyncio.shield(self._done), max(0.0, seconds))
-        except TimeoutError:
-            return False
-        return True
-
-    async def _drain(self, timeout: float) -> None:
-        pending = 0
-        all_done: asyncio.Future[None] = self._loop.create_future()
-
-        def reached(_: ActorCell) -> None:
-            nonlocal pending
-            pending -= 1
-            if pending == 0 and not all_done.done():
-                all_done.set_result(None)
-
-        for cell in list(self._walk()):
-            if not cell._terminating and not cell._terminated:
-                pending += 1
-                cell._enqueue(PostedExempt(DrainBarrier(reached)))
-        if pending == 0:
-            return
-        try:
-            await asyncio.wait_for(all_done, timeout)
-        except TimeoutError:
-            _log.warning("drain timed out; stopping the rest", system=self._name, left=pending)
 
     async def __aenter__(self) -> ActorSystem:
         self._owner = asyncio.current_task()
@@ -446,38 +267,14 @@ class ActorSystem:
         if self._fatal_error is not None:
             raise self._fatal_error
 
-    # -- a BaseException escaped an actor ----------------------------------------------------
     def _fatal(self, error: BaseException) -> None:
-        """Stop the whole system, then re-raise ``error`` where the system was entered.
-
-        Called on the loop thread when a BaseException that is not an Exception (nor a
-        CancelledError) escaped a handler or hook; the first one wins.
-        """
-        if self._fatal_error is not None:
-            return
-        self._fatal_error = error
-        _log.error(
-            "a BaseException escaped an actor; stopping the actor system",
-            system=self._name,
-            exc_info=error,
-        )
-        note_fatal_error(self._loop, error)
-        self._fatal_stop = self._loop.create_task(self._stop_after_fatal())
-
-    async def _stop_after_fatal(self) -> None:
-        try:
-            await self.shutdown(timeout=self._interrupt_timeout)
-        except ShutdownTimeoutError as error:
-            _log.warning("shutdown after a fatal error timed out", actors=error.actors[:10])
-        finally:
-            owner = self._owner
-            if owner is not None and not owner.done() and not self._exiting:
-                owner.cancel()  # its ``async with`` (or dovecote.run) re-raises the error
+        """A BaseException escaped an actor: stop the system, re-raise it where it was entered."""
+        _shutdown.fatal(self, error)
 
     def __repr__(self) -> str:
         return f"ActorSystem({self._address_prefix!r})"
 
-    # -- runtime plumbing --------------------------------------------------------------------
+    # -- runtime plumbing (refs and cells call these per message: they stay methods) ---------
     def _walk(self) -> Iterator[ActorCell]:
         """Every user actor cell, parents before children."""
         stack = list(self._guardian._children.values()) if self._guardian._children else []
@@ -503,18 +300,6 @@ class ActorSystem:
 
     def _class_stats(self, class_name: str) -> ClassStats:
         return self.metrics.class_stats(class_name)
-
-    def _attach_mailbox(self, cell: ActorCell, mailbox: Mailbox) -> None:
-        mailbox.owner = cell.path
-        if type(mailbox) is Mailbox:
-            # the fast paths (tell, ask, the inlined drain) are for event-loop cells only
-            cell._queue = mailbox._user if type(cell) is ActorCell else None
-            return
-        cell._queue = None
-        observe = getattr(mailbox, "observe_drops", None)
-        if observe is not None:
-            observe(DropCounter(cell))
-        notify_attached(cell, mailbox)  # a hosted (durable) mailbox learns its actor
 
     def _orphaned(self, cell: ActorCell, queue: deque[Any]) -> None:
         """A tell from another thread appended to a queue that a stop or restart had just
