@@ -32,6 +32,7 @@ __all__ = [
     "op_reject",
     "op_release",
     "op_send",
+    "op_unclaim",
     "recover_lease",
     "to_dead_letters",
 ]
@@ -258,6 +259,22 @@ _RELEASE = (
     "json_array(attempt_count, claimed_by, 'transient', ?5, ?4)) "
     f"WHERE {_HELD} RETURNING mailbox_id"
 )
+
+
+_UNCLAIM = (
+    "UPDATE messages SET status = 'pending', attempt_count = attempt_count - 1, "
+    "claimed_by = NULL, lease_expires_at_ms = NULL, lease_token = NULL "
+    f"WHERE {_HELD} RETURNING mailbox_id"
+)
+
+
+def op_unclaim(txn: Txn, message_id: str, claimer: str, lease_token: str) -> str:
+    """Undo a claim no handler saw (its attempt uncounted); returns the mailbox id."""
+    row = txn.conn.execute(_UNCLAIM, (message_id, claimer, lease_token)).fetchone()
+    if row is None:
+        _held(txn, message_id, claimer, lease_token)  # raises the reason
+        raise AssertionError("unreachable: the message is held but was not updated")
+    return str(row[0])
 
 
 def op_commit(txn: Txn, message_id: str, claimer: str, token: str, lease_token: str | None,
