@@ -13,11 +13,13 @@ import os
 import random
 import signal
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
-from dovecote.codec import encode
+from dovecote import ManualClock
+from dovecote.codec import decode, encode
 from dovecote.durable import open_store
 
 WORKER = Path(__file__).with_name("crash_worker.py")
@@ -78,3 +80,36 @@ async def test_sigkill_at_random_points_loses_nothing(seed: int, tmp_path: Path)
             0,
         )
         assert stats.dead_lettered_count == 0
+
+
+AHEAD_WORKER = Path(__file__).with_name("claim_ahead_worker.py")
+
+
+async def test_a_killed_worker_spends_the_attempts_of_what_it_claimed_ahead(
+    tmp_path: Path,
+) -> None:
+    database = tmp_path / "ahead.db"
+    async with open_store(f"sqlite:///{database}", sweep_interval=None) as store:
+        await store.ensure_mailbox("ahead", ordering_mode="unordered")
+        names = [*(f"m{i}" for i in range(20)), "hold", *(f"n{i}" for i in range(20))]
+        for name in names:
+            await store.send("ahead", encode(name), sender="test")
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, str(AHEAD_WORKER), str(database), stdout=asyncio.subprocess.PIPE
+    )
+    assert process.stdout is not None
+    while (line := await asyncio.wait_for(process.stdout.readline(), 30)) != b"holding\n":
+        assert line, "the worker ended before it reached 'hold'"
+    process.send_signal(signal.SIGKILL)  # "hold" and what was claimed behind it are held
+    await asyncio.wait_for(process.wait(), 30)
+    # reopened on a clock past every lease: the sweep brings them all back
+    later = ManualClock(wall_start=time.time() + 10)
+    async with open_store(f"sqlite:///{database}", sweep_interval=None, clock=later) as store:
+        held = (await store.stats("ahead")).claimed_count
+        assert held > 2  # "hold", maybe one handled but not yet committed, and more behind
+        assert (await store.sweep()).leases_recovered == held
+        back = [(decode(m.payload), m.attempt_count) for m in await store.peek("ahead", max=100)]
+        # what the dead worker held comes back first, each delivery counted; the rest untouched
+        assert [n for n, attempts in back[:held]] == names[names.index(back[0][0]):][:held]
+        assert "hold" in [n for n, _ in back[:held]] and "n0" in [n for n, _ in back[:held]]
+        assert [attempts for _, attempts in back] == [1] * held + [0] * (len(back) - held)
