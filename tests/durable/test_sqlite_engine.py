@@ -72,16 +72,35 @@ def _create(txn: Txn) -> None:
     )
 
 
+def _nothing(txn: Txn) -> None:
+    return None
+
+
 async def test_an_unexpected_error_rolls_the_whole_batch_back(sqlite: SqliteStore) -> None:
     engine: Any = sqlite._engine
-    results = await asyncio.gather(engine.run(_create), engine.run(_explode),
-                                   return_exceptions=True)
-    assert all(isinstance(r, StorageError) for r in results)
-    assert isinstance(results[1].__cause__, RuntimeError)
+    # the first op of a turn starts at once, alone; the next two share the next batch
+    results = await asyncio.gather(engine.run(_nothing), engine.run(_create),
+                                   engine.run(_explode), return_exceptions=True)
+    assert results[0] is None
+    assert all(isinstance(r, StorageError) for r in results[1:])
+    assert isinstance(results[2].__cause__, RuntimeError)
     with pytest.raises(MailboxNotFoundError):
         await sqlite.get_mailbox("made")
     await sqlite.send("q", b"x", sender="s")  # the engine goes on
     assert (await sqlite.stats("q")).pending_count == 1
+
+
+async def test_a_lone_call_starts_at_once_and_later_ones_in_its_turn_queue(
+    sqlite: SqliteStore,
+) -> None:
+    engine: Any = sqlite._engine
+    await sqlite.ensure_mailbox("q")  # done at once: still this turn
+    await asyncio.sleep(0)  # a new turn of the loop
+    before = engine.batches
+    futures = [engine.run(_nothing) for _ in range(3)]
+    assert engine.batches == before + 1  # the first one's transaction already ran
+    await asyncio.gather(*futures)
+    assert engine.batches == before + 2  # the other two shared one
 
 
 async def test_close_finishes_queued_work(tmp_path: Path) -> None:

@@ -1,9 +1,11 @@
 """The SQLite engine: one connection, group commit, the fsync off the event loop.
 
-Every operation is a plain function ``op(txn, *args)``. Operations queued in one turn of
-the event loop run together in ONE transaction, executed on the loop thread (stdlib
-``sqlite3``, no executor hop per call: statements against the page cache take
-microseconds). The ``COMMIT`` of a ``durability="full"`` transaction, whose fsync takes
+Every operation is a plain function ``op(txn, *args)``. When the engine is idle, the first
+operation of a loop turn starts at once in its own transaction (a lone caller waits for
+no turn of the loop; without an fsync to wait for, its future is done on return); the
+operations queued after it in that turn run together in ONE transaction. All of it runs
+on the loop thread (stdlib ``sqlite3``, no executor hop per call: statements against the
+page cache take microseconds). The ``COMMIT`` of a ``durability="full"`` transaction, whose fsync takes
 milliseconds, runs on a helper thread while the loop goes on and the next batch queues
 up; a ``"normal"`` or in-memory commit (no fsync) runs inline. Results are handed out
 only after the commit, so an acknowledged send is on disk.
@@ -46,10 +48,13 @@ _Result = tuple["asyncio.Future[Any]", bool, Any]
 class Txn:
     """What an operation sees: the connection and the committed mailbox cache."""
 
-    __slots__ = ("_cache", "_fresh", "conn")
+    __slots__ = ("_cache", "_fresh", "conn", "mailbox_of")
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
+        #: the mailbox of messages this engine claimed (a message never changes mailbox,
+        #: so an entry stays true; a settle with it needs no RETURNING), bounded
+        self.mailbox_of: dict[str, str] = {}
         self._cache: dict[str, MailboxConfig] = {}
         # configs read or created inside the open transaction; cached once it commits
         self._fresh: list[MailboxConfig] = []
@@ -150,17 +155,71 @@ class SqliteEngine:
         self._txn = Txn(conn)
 
     def run(self, op: Callable[..., T], *args: Any, write: bool = True) -> asyncio.Future[T]:
-        """Queue ``op(txn, *args)``; the future resolves after its transaction committed."""
+        """Queue ``op(txn, *args)``; the future resolves after its transaction committed.
+
+        When the engine is idle, the first operation of a loop turn starts at once (its
+        own transaction; a lone caller pays no wait for the next turn, and where the
+        commit has no fsync to wait for, its future is done on return); the operations
+        that follow in the same turn queue behind it and share the next transaction.
+        """
         if self._closed:
             raise StorageError("the store is closed")
         loop = self._loop
         assert loop is not None
         future: asyncio.Future[T] = loop.create_future()
-        self._pending.append((op, args, future, write))
-        if not self._scheduled and not self._in_flight:
-            self._scheduled = True
-            loop.call_soon(self._flush)
+        item = (op, args, future, write)
+        if self._scheduled or self._in_flight:
+            self._pending.append(item)
+            return future
+        self._scheduled = True  # what comes later in this turn waits for the next flush
+        loop.call_soon(self._flush)
+        if write and self._offload_commit:
+            self._start([item])
+        else:
+            self._run_one(op, args, future, write)
         return future
+
+    def _run_one(self, op: Callable[..., T], args: tuple[Any, ...],
+                 future: asyncio.Future[T], write: bool) -> None:
+        """One operation in its own transaction with an inline commit, settled now (what
+        :meth:`_start` does for a batch of one, without its bookkeeping)."""
+        txn = self._txn
+        assert txn is not None
+        conn = txn.conn
+        self.batches += 1
+        self.operations += 1
+        try:
+            conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+        except sqlite3.Error:
+            self.batches -= 1
+            self.operations -= 1
+            self._start([(op, args, future, write)])  # the general path handles it
+            return
+        refused: StoreError | None = None
+        try:
+            value = op(txn, *args)
+        except StoreError as error:  # the op wrote nothing (its contract)
+            refused = error
+        except Exception as error:
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
+            txn._rolled_back()
+            future.set_exception(_storage_error(error))
+            return
+        try:
+            conn.execute("COMMIT")
+        except sqlite3.Error as error:
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
+            txn._rolled_back()
+            future.set_exception(_storage_error(error))
+            return
+        if txn._fresh:
+            txn._committed()
+        if refused is None:
+            future.set_result(value)
+        else:
+            future.set_exception(refused)
 
     async def close(self) -> None:
         """Finish what is queued, close the connection, stop the thread (idempotent)."""
@@ -224,10 +283,22 @@ class SqliteEngine:
         if not self._pending:
             self._notify_idle()
             return
+        pending = self._pending
+        if len(pending) == 1 and not (pending[0][3] and self._offload_commit):
+            op, args, future, write = pending.pop()
+            if not future.cancelled():  # a caller cancelled before its batch ran
+                self._run_one(op, args, future, write)
+            if not self._in_flight:
+                self._notify_idle()
+            return
+        batch = pending[:MAX_BATCH]
+        del pending[:MAX_BATCH]
+        self._start(batch)
+
+    def _start(self, batch: list[_Item]) -> None:
+        """Run ``batch`` as one transaction: settled now, or once its commit is done."""
         txn = self._txn
         assert txn is not None
-        batch = self._pending[:MAX_BATCH]
-        del self._pending[:MAX_BATCH]
         self.batches += 1
         self.operations += len(batch)
         writes = any(item[3] for item in batch)
@@ -248,11 +319,17 @@ class SqliteEngine:
         self._offload(lambda: self._commit(batch, results), batch)
 
     def _offload(self, fn: Callable[[], list[_Result]], batch: list[_Item]) -> None:
-        assert self._loop is not None
+        """Run ``fn`` on the helper thread; its results are handed out in one loop call."""
+        loop = self._loop
+        assert loop is not None
         self._in_flight = True
-        done: asyncio.Future[list[_Result]] = self._loop.create_future()
-        done.add_done_callback(lambda f: self._finish(f.result(), f))
-        self._submit(lambda: _never_raise(fn, batch), done)
+
+        def job() -> None:
+            results = _never_raise(fn, batch)
+            with contextlib.suppress(RuntimeError):  # the loop is gone: nobody waits
+                loop.call_soon_threadsafe(self._finish, results, None)
+
+        self._jobs.put(job)
 
     def _run_waiting(self, batch: list[_Item]) -> list[_Result]:
         """On the helper thread: wait for the write lock, then run the batch there."""
