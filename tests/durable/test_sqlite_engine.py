@@ -123,3 +123,25 @@ async def test_a_send_cancelled_before_its_batch_ran_never_happens(sqlite: Sqlit
     dropped.cancel()
     await kept
     assert [m.payload for m in await sqlite.peek("q")] == [b"kept"]
+
+
+async def test_a_lone_fsync_runs_inline_only_while_fsyncs_are_fast(tmp_path: Path) -> None:
+    from dovecote.durable._sqlite_engine import INLINE_SYNC_S
+
+    store = await SqliteStore.open(str(tmp_path / "f.db"), sweep_interval=None)
+    engine: Any = store._engine
+    try:
+        await store.ensure_mailbox("q")
+        await asyncio.sleep(0)  # a new turn: the next call is a lone one
+        engine._sync_s = 10 * INLINE_SYNC_S  # a slow disk: the fsync leaves the loop
+        slow = engine.run(_nothing)
+        assert not slow.done()
+        await slow
+        assert engine._sync_s < 10 * INLINE_SYNC_S  # the helper's commit was measured
+        await asyncio.sleep(0)
+        engine._sync_s = 0.0  # a fast disk: committed (and fsynced) before run returns
+        fast = engine.run(_nothing)
+        assert fast.done() and fast.result() is None
+        assert engine._sync_s > 0.0  # measured inline too: a slow fsync switches back
+    finally:
+        await store.close()

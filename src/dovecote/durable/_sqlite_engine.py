@@ -5,10 +5,12 @@ operation of a loop turn starts at once in its own transaction (a lone caller wa
 no turn of the loop; without an fsync to wait for, its future is done on return); the
 operations queued after it in that turn run together in ONE transaction. All of it runs
 on the loop thread (stdlib ``sqlite3``, no executor hop per call: statements against the
-page cache take microseconds). The ``COMMIT`` of a ``durability="full"`` transaction, whose fsync takes
-milliseconds, runs on a helper thread while the loop goes on and the next batch queues
-up; a ``"normal"`` or in-memory commit (no fsync) runs inline. Results are handed out
-only after the commit, so an acknowledged send is on disk.
+page cache take microseconds). The ``COMMIT`` of a ``durability="full"`` transaction,
+whose fsync can take milliseconds, runs on a helper thread while the loop goes on and the
+next batch queues up; a ``"normal"`` or in-memory commit (no fsync) runs inline, and so
+does the fsync of a lone operation while recent fsyncs took under ``INLINE_SYNC_S`` (a
+fast disk: the loop waits less than a thread hop would cost). Either way results are
+handed out only after the commit, so an acknowledged send is on disk.
 
 Contract for operations: an op that raises a ``StoreError`` has written nothing (it
 checks before it writes, or wraps its writes in :meth:`Txn.atomic`); any other
@@ -28,6 +30,7 @@ import contextlib
 import queue
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import Any, Literal, TypeVar
 
@@ -41,6 +44,9 @@ T = TypeVar("T")
 Durability = Literal["full", "normal"]
 #: the most operations one transaction takes (bounds the latency of a batch)
 MAX_BATCH = 1024
+#: a lone operation's fsync runs inline (on the loop thread, no thread hops) while recent
+#: commits took less than this many seconds; slower ones run on the helper thread
+INLINE_SYNC_S = 0.0003
 _Item = tuple[Callable[..., Any], tuple[Any, ...], "asyncio.Future[Any]", bool]
 _Result = tuple["asyncio.Future[Any]", bool, Any]
 
@@ -134,6 +140,7 @@ class SqliteEngine:
         self._closed = False
         #: the commit runs on the helper thread (it fsyncs); otherwise inline
         self._offload_commit = durability == "full" and path != ":memory:"
+        self._sync_s = 1.0  # smoothed seconds a "full" COMMIT took (offloaded at first)
         self.batches = 0  # transactions run (a batch is one transaction)
         self.operations = 0
         self.lock_waits = 0  # batches that found another process's write lock
@@ -173,7 +180,7 @@ class SqliteEngine:
             return future
         self._scheduled = True  # what comes later in this turn waits for the next flush
         loop.call_soon(self._flush)
-        if write and self._offload_commit:
+        if write and self._offload_commit and self._sync_s >= INLINE_SYNC_S:
             self._start([item])
         else:
             self._run_one(op, args, future, write)
@@ -207,7 +214,7 @@ class SqliteEngine:
             future.set_exception(_storage_error(error))
             return
         try:
-            conn.execute("COMMIT")
+            self._timed_commit(conn) if write else conn.execute("COMMIT")
         except sqlite3.Error as error:
             with contextlib.suppress(sqlite3.Error):
                 conn.execute("ROLLBACK")
@@ -284,7 +291,9 @@ class SqliteEngine:
             self._notify_idle()
             return
         pending = self._pending
-        if len(pending) == 1 and not (pending[0][3] and self._offload_commit):
+        if len(pending) == 1 and not (
+            pending[0][3] and self._offload_commit and self._sync_s >= INLINE_SYNC_S
+        ):
             op, args, future, write = pending.pop()
             if not future.cancelled():  # a caller cancelled before its batch ran
                 self._run_one(op, args, future, write)
@@ -385,7 +394,7 @@ class SqliteEngine:
         assert txn is not None
         if not isinstance(results, StorageError):
             try:
-                txn.conn.execute("COMMIT")
+                self._timed_commit(txn.conn)
             except sqlite3.Error as error:
                 results = _storage_error(error)
             else:
@@ -395,6 +404,15 @@ class SqliteEngine:
             txn.conn.execute("ROLLBACK")
         txn._rolled_back()
         return [(item[2], False, results) for item in batch]
+
+    def _timed_commit(self, conn: sqlite3.Connection) -> None:
+        """COMMIT; at ``"full"`` its duration (the fsync) feeds the inline-fsync choice."""
+        if not self._offload_commit:
+            conn.execute("COMMIT")
+            return
+        started = time.perf_counter()
+        conn.execute("COMMIT")
+        self._sync_s = 0.8 * self._sync_s + 0.2 * (time.perf_counter() - started)
 
     def _finish(self, results: list[_Result], _done: Any) -> None:
         self._in_flight = False
