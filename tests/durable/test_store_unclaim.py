@@ -24,13 +24,15 @@ async def test_unclaim_restores_the_attempt_count_and_the_place(store: Any) -> N
     await store.send("q", b"2", sender="s")
     for _ in range(5):  # more rounds than max_attempts: none of them is a delivery
         claim = await store.claim("q", claimer="w")
-        assert claim is not None and claim.message.message_id == first.message_id
+        assert claim is not None
+        assert claim.message.message_id == first.message_id
         assert claim.message.attempt_count == 1
         await store.unclaim(first.message_id, claimer="w", lease_token=claim.lease_token)
         [head, _] = await store.peek("q")
         assert (head.message_id, head.status, head.attempt_count) == (
             first.message_id, "pending", 0)
-        assert head.claimed_by is None and head.lease_expires_at_ms is None
+        assert head.claimed_by is None
+        assert head.lease_expires_at_ms is None
     stats = await store.stats("q")
     assert (stats.pending_count, stats.claimed_count, stats.dead_lettered_count) == (2, 0, 0)
     assert await store.dead_letters("q") == []
@@ -47,7 +49,8 @@ async def test_unclaim_keeps_earlier_deliveries_counted(store: Any) -> None:
     [back] = await store.peek("q")
     assert back.attempt_count == 1
     claim = await store.claim("q", claimer="w")  # the second delivery, still allowed
-    assert claim is not None and claim.message.attempt_count == 2
+    assert claim is not None
+    assert claim.message.attempt_count == 2
     await store.release(sent.message_id, claimer="w", lease_token=claim.lease_token)
     assert await store.claim("q", claimer="w") is None  # a third would exceed max_attempts
     [record] = await store.dead_letters("q")
@@ -108,5 +111,6 @@ async def test_unclaim_wakes_a_waiting_stream(store: Any) -> None:
     await asyncio.sleep(0)
     await store.unclaim(sent.message_id, claimer="w", lease_token=claim.lease_token)
     got = await asyncio.wait_for(waiting, 10)
-    assert got.message.message_id == sent.message_id and got.message.attempt_count == 1
+    assert got.message.message_id == sent.message_id
+    assert got.message.attempt_count == 1
     await stream.aclose()
