@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from dovecote.durable import CapacityError, MailboxNotFoundError, SqliteStore, StorageError
-from dovecote.durable._sqlite_engine import Txn
+from dovecote.durable._sqlite_txn import Txn
 
 
 @pytest.fixture(params=["memory", "full", "normal"])

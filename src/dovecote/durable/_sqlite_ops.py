@@ -18,8 +18,8 @@ from dovecote.durable._errors import (
     StoreError,
 )
 from dovecote.durable._model import FailureRecord, MailboxConfig
-from dovecote.durable._sqlite_engine import Txn
 from dovecote.durable._sqlite_schema import MESSAGE_COLUMNS, decode_failures, encode_failures
+from dovecote.durable._sqlite_txn import Txn
 from dovecote.durable._store_base import payload_too_large
 
 __all__ = [
