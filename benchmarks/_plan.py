@@ -19,6 +19,11 @@ class Metric:
     #: the hand-written actor's (workload, metric) this figure is divided by;
     #: None means the same workload and metric
     baseline: tuple[str, str] | None = None
+    #: divide instead by this metric of the same cell (measured in the same run), e.g.
+    #: a durable figure by the in-memory one beside it
+    own_baseline: str | None = None
+    #: False: the figure has no ratio (shown as —)
+    ratio: bool = True
 
 
 @dataclass(frozen=True)

@@ -66,6 +66,11 @@ def fmt(value: float) -> str:
     return f"{value:.2f}"
 
 
+def fmt_ratio(value: float) -> str:
+    """A ratio with two decimals, or two significant digits below 0.01 (never 0.00)."""
+    return f"{value:.2f}" if value >= 0.01 or value == 0 else f"{value:.2g}"
+
+
 def baseline_cell(cell: Cell, workload: str) -> Cell:
     """The yardstick cell a figure is divided by (same loop for loop-bound runtimes)."""
     info = RUNTIME_INFO.get(cell.runtime)
@@ -76,9 +81,14 @@ def baseline_cell(cell: Cell, workload: str) -> Cell:
 def ratio(outcomes: dict[Cell, Outcome], cell: Cell, key: str) -> float | None:
     spec = WORKLOADS[cell.workload]
     metric = next(m for m in spec.metrics if m.key == key)
-    base_workload, base_key = metric.baseline or (cell.workload, key)
+    if not metric.ratio:
+        return None
     mine = outcomes.get(cell)
-    base = outcomes.get(baseline_cell(cell, base_workload))
+    if metric.own_baseline is not None:
+        base, base_key = mine, metric.own_baseline
+    else:
+        base_workload, base_key = metric.baseline or (cell.workload, key)
+        base = outcomes.get(baseline_cell(cell, base_workload))
     if mine is None or base is None:
         return None
     a, b = mine.stats(key), base.stats(base_key)
@@ -150,7 +160,10 @@ def _workload_table(outcomes: dict[Cell, Outcome], workload: str) -> list[str]:
         base = m.baseline or (workload, m.key)
         ref = "" if base == (workload, m.key) else f" ({base[0]})"
         against = "hand-written" if spec.yardstick == YARDSTICK else spec.yardstick
-        head += [f"{m.unit} median (min{EN_DASH}max)", f"{TIMES} {against}{ref}"]
+        if m.own_baseline is not None:
+            against, ref = next(o.unit for o in spec.metrics if o.key == m.own_baseline), ""
+        head += [f"{m.unit} median (min{EN_DASH}max)",
+                 f"{TIMES} {against}{ref}" if m.ratio else TIMES]
     out = [
         f"### {spec.title}",
         "",
@@ -181,7 +194,7 @@ def _workload_table(outcomes: dict[Cell, Outcome], workload: str) -> list[str]:
                 med, lo, hi = st
                 row.append(f"{fmt(med)} ({fmt(lo)}{EN_DASH}{fmt(hi)})")
                 r = ratio(outcomes, cell, m.key)
-                row.append(f"{r:.2f}{TIMES}" if r is not None else "—")
+                row.append("—" if r is None else f"{fmt_ratio(r)}{TIMES}")
         out.append("| " + " | ".join(row) + " |")
     out.append("")
     return out

@@ -85,7 +85,8 @@ class DovecoteDurableActorWorkloads:
                     open_store(url, sweep_interval=None, durability=durability) as store,
                     ActorSystem("bench-durable") as system,
                 ):
-                    options = ActorOptions.create().with_durable_mailbox(store, "q", claim_ahead=16)
+                    # the default claim_ahead (16)
+                    options = ActorOptions.create().with_durable_mailbox(store, "q")
                     ref = system.spawn(factory, "durable", options)
                     await ref.ask(None)  # started
                     rate, p50, p99 = await _measure(ref, instances[-1], n)

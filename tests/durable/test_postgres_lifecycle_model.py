@@ -1,6 +1,6 @@
 """The store lifecycle state machine (test_store_lifecycle_model) against PostgreSQL.
 
-Same rules and invariants: every message in exactly one state, attempts only grow, no
+Same rules and invariants: every message in exactly one state, attempts count deliveries, no
 loss, no double commit, stale claims refused. Fewer examples than on SQLite: each one
 creates (and drops) a schema on the shared server.
 """

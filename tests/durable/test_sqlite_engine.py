@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from dovecote.durable import CapacityError, MailboxNotFoundError, SqliteStore, StorageError
-from dovecote.durable._sqlite_engine import Txn
+from dovecote.durable._sqlite_txn import Txn
 
 
 @pytest.fixture(params=["memory", "full", "normal"])
@@ -72,16 +72,35 @@ def _create(txn: Txn) -> None:
     )
 
 
+def _nothing(txn: Txn) -> None:
+    return None
+
+
 async def test_an_unexpected_error_rolls_the_whole_batch_back(sqlite: SqliteStore) -> None:
     engine: Any = sqlite._engine
-    results = await asyncio.gather(engine.run(_create), engine.run(_explode),
-                                   return_exceptions=True)
-    assert all(isinstance(r, StorageError) for r in results)
-    assert isinstance(results[1].__cause__, RuntimeError)
+    # the first op of a turn starts at once, alone; the next two share the next batch
+    results = await asyncio.gather(engine.run(_nothing), engine.run(_create),
+                                   engine.run(_explode), return_exceptions=True)
+    assert results[0] is None
+    assert all(isinstance(r, StorageError) for r in results[1:])
+    assert isinstance(results[2].__cause__, RuntimeError)
     with pytest.raises(MailboxNotFoundError):
         await sqlite.get_mailbox("made")
     await sqlite.send("q", b"x", sender="s")  # the engine goes on
     assert (await sqlite.stats("q")).pending_count == 1
+
+
+async def test_a_lone_call_starts_at_once_and_later_ones_in_its_turn_queue(
+    sqlite: SqliteStore,
+) -> None:
+    engine: Any = sqlite._engine
+    await sqlite.ensure_mailbox("q")  # done at once: still this turn
+    await asyncio.sleep(0)  # a new turn of the loop
+    before = engine.batches
+    futures = [engine.run(_nothing) for _ in range(3)]
+    assert engine.batches == before + 1  # the first one's transaction already ran
+    await asyncio.gather(*futures)
+    assert engine.batches == before + 2  # the other two shared one
 
 
 async def test_close_finishes_queued_work(tmp_path: Path) -> None:
@@ -104,3 +123,26 @@ async def test_a_send_cancelled_before_its_batch_ran_never_happens(sqlite: Sqlit
     dropped.cancel()
     await kept
     assert [m.payload for m in await sqlite.peek("q")] == [b"kept"]
+
+
+async def test_a_lone_fsync_runs_inline_only_while_fsyncs_are_fast(tmp_path: Path) -> None:
+    from dovecote.durable._sqlite_engine import INLINE_SYNC_S
+
+    store = await SqliteStore.open(str(tmp_path / "f.db"), sweep_interval=None)
+    engine: Any = store._engine
+    try:
+        await store.ensure_mailbox("q")
+        await asyncio.sleep(0)  # a new turn: the next call is a lone one
+        engine._sync_s = 10 * INLINE_SYNC_S  # a slow disk: the fsync leaves the loop
+        slow = engine.run(_nothing)
+        assert not slow.done()
+        await slow
+        assert engine._sync_s < 10 * INLINE_SYNC_S  # the helper's commit was measured
+        await asyncio.sleep(0)
+        engine._sync_s = 0.0  # a fast disk: committed (and fsynced) before run returns
+        fast = engine.run(_nothing)
+        assert fast.done()
+        assert fast.result() is None
+        assert engine._sync_s > 0.0  # measured inline too: a slow fsync switches back
+    finally:
+        await store.close()

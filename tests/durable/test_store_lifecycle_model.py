@@ -4,7 +4,8 @@ The model predicts exactly which message each claim returns (unordered mode: old
 first, expired leases recovered first, a message past ``max_attempts`` dead-lettered
 and skipped) and how each settlement ends, including stale claims. After every step:
 each message is in exactly one state, the store's counts match the model's, attempts
-only grow, nothing is lost and nothing is committed twice.
+count deliveries to a handler (each claim adds one; ``unclaim`` undoes a claim that
+delivered nothing, and only that), nothing is lost and nothing is committed twice.
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ class Model:
     token: str | None = None
     holder: str | None = None
     lease_until: int = 0
+    claims: int = 0  # claims that returned it
+    unclaims: int = 0  # of those, undone by unclaim (no handler saw them)
 
 
 class StoreLifecycle(RuleBasedStateMachine):
@@ -110,6 +113,7 @@ class StoreLifecycle(RuleBasedStateMachine):
         assert claim.message.message_id == expected
         m = self.model[expected]
         m.attempts += 1
+        m.claims += 1
         assert claim.message.attempt_count == m.attempts
         m.state, m.token, m.holder = "claimed", claim.lease_token, claimer
         m.lease_until = claim.lease_expires_at_ms
@@ -156,6 +160,19 @@ class StoreLifecycle(RuleBasedStateMachine):
             m = self.model[message_id]
             m.state, m.token, m.holder = ("dead" if kind == "permanent" else "pending"), None, None
 
+    @precondition(lambda self: self.claims)
+    @rule(data=st.data())
+    def unclaim(self, data: st.DataObject) -> None:
+        claim = data.draw(st.sampled_from(self.claims))
+        message_id = claim.message.message_id
+        if self._settles(claim, self.store.unclaim(
+            message_id, claimer=claim.message.claimed_by, lease_token=claim.lease_token,
+        )):
+            m = self.model[message_id]
+            m.state, m.token, m.holder = "pending", None, None
+            m.attempts -= 1
+            m.unclaims += 1
+
     @precondition(lambda self: self.order)
     @rule(data=st.data())
     def reject(self, data: st.DataObject) -> None:
@@ -200,12 +217,17 @@ class StoreLifecycle(RuleBasedStateMachine):
                 + stats.dead_lettered_count) == len(self.model)
 
     @invariant()
-    def committed_stays_committed_and_attempts_only_grow(self) -> None:
+    def committed_stays_committed_and_attempts_count_deliveries(self) -> None:
         for message_id, m in self.model.items():
             if m.state == "committed":
                 assert self.run(self.store.is_committed("q", message_id))
-            assert m.attempts >= self.seen_attempts.get(message_id, 0)
+            # attempts only grow, except that an unclaim takes back its own claim
+            assert m.attempts == m.claims - m.unclaims
+            assert m.attempts >= self.seen_attempts.get(message_id, 0) - 1
             self.seen_attempts[message_id] = m.attempts
+        # what the store holds: the pending messages' attempt counts are the model's
+        for stored in self.run(self.store.peek("q", max=10_000)):
+            assert stored.attempt_count == self.model[stored.message_id].attempts
 
 
 StoreLifecycle.TestCase.settings = settings(max_examples=60, stateful_step_count=40,

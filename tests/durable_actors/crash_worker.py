@@ -1,6 +1,7 @@
 """Child process of the crash test: a durable actor that prints each message it handled.
 
-Usage: python crash_worker.py DATABASE — exits 0 once it has handled the message "end".
+Usage: python crash_worker.py DATABASE — exits 0 once it has handled the message "end"
+and nothing else is left in the mailbox.
 """
 
 from __future__ import annotations
@@ -16,15 +17,23 @@ LEASE_MS = 200
 
 
 class Printer(Actor):
-    def __init__(self, finished: asyncio.Future[None]) -> None:
+    """Prints each message; finishes once it has seen "end" and nothing else is left
+    (messages a killed worker held come back when their leases run out)."""
+
+    def __init__(self, finished: asyncio.Future[None], store: Any) -> None:
         super().__init__()
         self.finished = finished
+        self.store = store
+        self.ended = False
 
     async def on_receive(self, message: Any) -> None:
         await asyncio.sleep(0)  # an await inside the handler: kills land mid-message too
         print(f"handled {message}", flush=True)
-        if message == "end":
-            self.finished.set_result(None)
+        self.ended = self.ended or message == "end"
+        if self.ended and not self.finished.done():
+            stats = await self.store.stats("crash")
+            if stats.pending_count == 0 and stats.claimed_count == 1:  # only this one
+                self.finished.set_result(None)
 
 
 async def main(database: str) -> None:
@@ -36,7 +45,7 @@ async def main(database: str) -> None:
         options = ActorOptions.create().with_durable_mailbox(
             store, "crash", lease_duration_ms=LEASE_MS
         )
-        system.spawn(lambda: Printer(finished), "printer", options)
+        system.spawn(lambda: Printer(finished, store), "printer", options)
         await finished
 
 

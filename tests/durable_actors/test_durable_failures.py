@@ -10,6 +10,7 @@ from dovecote import (
     Directive,
     OneForOneStrategy,
 )
+from dovecote.codec import default_codec
 from dovecote.durable import NonRetriableError
 
 from .recorder import Recorder, Seen, durable
@@ -163,3 +164,57 @@ async def test_a_failed_message_keeps_its_place_ahead_of_those_claimed_with_it(
     await system.shutdown()
     stats = await store.stats("/user/ordered")
     assert (stats.committed_count, stats.pending_count, stats.claimed_count) == (40, 0, 0)
+
+
+async def test_messages_claimed_behind_a_failure_keep_their_attempts(
+    system: ActorSystem, store: Any
+) -> None:
+    # max_attempts=1: a message given back with a spent attempt would be dead-lettered
+    await store.ensure_mailbox("/user/once", ordering_mode="unordered", max_attempts=1)
+    seen = Seen()
+    ref = system.spawn(lambda: FailOnceAt(seen, 20), "once", durable(store))
+    for i in range(40):
+        ref.tell(i)
+    await seen.count(40)
+    await system.shutdown()
+    assert seen.messages == list(range(40))  # the failed one was not delivered again
+    [record] = await store.dead_letters("/user/once")
+    assert record.poison_reason == "max_attempts_exceeded"
+    stats = await store.stats("/user/once")
+    assert (stats.committed_count, stats.pending_count, stats.claimed_count) == (39, 0, 0)
+
+
+class Counting(Actor):
+    """Records each message; at ``probe`` it also records how many the store has claimed."""
+
+    def __init__(self, seen: Seen, store: Any, probe: int) -> None:
+        super().__init__()
+        self.seen, self.store, self.probe = seen, store, probe
+        self.claimed: list[int] = []
+
+    async def on_receive(self, message: Any) -> None:
+        if message == self.probe:
+            self.claimed.append((await self.store.stats("/user/ahead")).claimed_count)
+        self.seen.add(message)
+
+
+async def test_by_default_a_durable_actor_claims_ahead(
+    system: ActorSystem, store: Any
+) -> None:
+    await store.ensure_mailbox("/user/ahead", ordering_mode="unordered")
+    codec = default_codec
+    for i in range(60):
+        await store.send("/user/ahead", codec.encode(i), sender="test")
+    seen = Seen()
+    actors: list[Counting] = []
+
+    def make() -> Counting:
+        actors.append(Counting(seen, store, 40))
+        return actors[-1]
+
+    system.spawn(make, "ahead", durable(store))  # claim_ahead: the default
+    await seen.count(60)
+    await system.shutdown()
+    assert seen.messages == list(range(60))
+    # the one being handled and more claimed with it (claim_ahead=1 would hold just one)
+    assert actors[0].claimed[0] > 1

@@ -4,7 +4,6 @@ mailboxes and the seed-001 inbox.
 Nothing in the core imports this package; it plugs into the seams the core offers.
 """
 
-from dovecote.durable._actor_lane import SENDER_HEADER, STORE_FAILED
 from dovecote.durable._actor_options import DurableMailboxFactory
 from dovecote.durable._errors import (
     AlreadyCommittedError,
@@ -20,6 +19,7 @@ from dovecote.durable._errors import (
 from dovecote.durable._inbox import Inbox
 from dovecote.durable._inbox_actor import durable_message
 from dovecote.durable._inbox_model import InboxOutcome, InboxStats
+from dovecote.durable._lane_spec import SENDER_HEADER, STORE_FAILED
 from dovecote.durable._metrics import StoreMetrics
 from dovecote.durable._model import (
     Claim,

@@ -5,10 +5,12 @@ the payload; one writer task sends everything queued together (the store groups
 concurrent sends into one transaction), so ``tell`` never waits. A send that fails is
 published as a DeadLetter with reason ``store-failed`` (and fails ``tell_durable``).
 
-Claiming: one claim at a time from ``claim_stream``. The next claim starts once the
-actor has *taken* the previous delivery (it is being handled, or was stashed): at most
-one claimed message waits in memory, and a crash leaves every claim in the store, to
-come back after its lease in the store's order.
+Claiming: up to ``claim_ahead`` claims at a time (an adaptive window: what the actor
+handles in a quarter of a lease at its recent pace). The next round starts once the
+actor has *taken* everything claimed (it is being handled, or was stashed). Messages
+claimed behind a failed one, and claims the actor stopped before taking, are given back
+with ``unclaim``: their place and attempt count are as before the claim (no handler saw
+them). A crash leaves every claim in the store, to come back after its lease, counted.
 
 Settling: a handled message is committed; a failed one is released transiently, or
 permanently when the error is non-retriable or the supervisor's directive is STOP; a
@@ -19,18 +21,21 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 from collections import deque
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
-import attrs
 import structlog
 
 from dovecote._errors import ActorNotFoundError, ActorStoppedError, SerializationError
-from dovecote.codec import Codec
 from dovecote.durable._errors import AlreadyCommittedError, StorageError, StoreError
-from dovecote.durable._retriable import RetriablePredicate
+from dovecote.durable._lane_spec import (
+    SENDER_HEADER,
+    STORE_FAILED,
+    LaneSpec,
+    sender_header,
+    sender_id,
+)
 from dovecote.supervision import Directive
 
 if TYPE_CHECKING:
@@ -38,42 +43,13 @@ if TYPE_CHECKING:
     from dovecote.actors._hosted_mailbox import MailboxHost
     from dovecote.durable._actor_mailbox import DurableDelivery, DurableMailbox
     from dovecote.durable._model import Claim
-    from dovecote.durable._protocol import MailboxStore
 
-__all__ = ["SENDER_HEADER", "STORE_FAILED", "DurableLane", "LaneSpec"]
+__all__ = ["DurableLane"]
 
-SENDER_HEADER = "dovecote-sender"
-"""Store header holding the address of a tell's sender (it comes back as ``sender``)."""
-STORE_FAILED = "store-failed"
-"""DeadLetter reason of a tell whose write to the store failed."""
-ANONYMOUS = "anonymous"
-"""Store ``sender_id`` of a tell without a sender."""
 _BATCH = 512
-_STREAK_CAP = 16
 _FIRST_RETRY = 0.05  # seconds before claiming again after the store failed
 
 _log = structlog.get_logger("dovecote.durable")
-
-
-@attrs.frozen(slots=True)
-class LaneSpec:
-    """What ``with_durable_mailbox`` was given (shared by every actor spawned with it)."""
-
-    store: MailboxStore
-    mailbox: str | None
-    codec: Codec
-    lease_duration_ms: int | None
-    retriable: RetriablePredicate
-    claim_ahead: int = 1
-
-
-def _sender_id(sender: ActorRef | None) -> str:
-    if sender is None:
-        return ANONYMOUS
-    path = sender.path
-    if len(path.encode()) <= 256:
-        return path
-    return "sender-" + hashlib.sha256(path.encode()).hexdigest()
 
 
 class DurableLane:
@@ -102,7 +78,6 @@ class DurableLane:
         self._lease_s = 60.0
         self._pace: float | None = None  # smoothed seconds from taking to settling
         self._retry_delay = _FIRST_RETRY
-        self._streak = _STREAK_CAP  # messages handled since the last retriable failure
         # Writes wait for the mailbox to exist: a send would create it with the store's
         # defaults (fifo, which holds a sender's later messages while one is stashed).
         self._ensured = self.loop.create_task(self._ensure())
@@ -131,9 +106,7 @@ class DurableLane:
         pace = self._pace
         if pace is None:
             return 1
-        # After a failure the window starts again at one and doubles per message handled:
-        # what is given back behind a failed message has used up one of its attempts.
-        limit = min(self.spec.claim_ahead, 1 << self._streak)
+        limit = self.spec.claim_ahead
         if pace <= 0:
             return limit
         return max(1, min(limit, int(self._lease_s / (4 * pace))))
@@ -161,8 +134,8 @@ class DurableLane:
             self._writer = None
 
     def _send(self, payload: bytes, sender: ActorRef | None) -> Awaitable[Any]:
-        headers = None if sender is None else {SENDER_HEADER: sender.address}
-        return self._store.send(self.name, payload, sender=_sender_id(sender), headers=headers)
+        return self._store.send(self.name, payload, sender=sender_id(sender),
+                                headers=sender_header(sender))
 
     # -- claiming -------------------------------------------------------------------------
     async def _claim_loop(self) -> None:
@@ -277,13 +250,14 @@ class DurableLane:
             self._ready.set()
 
     def _give_back_untaken(self) -> None:
-        """Release what was claimed behind a failed message, so it keeps its place."""
+        """Unclaim what was claimed behind a failed message: it keeps its place and its
+        attempt count (no handler saw it); claims resume once it is back."""
         mailbox = self.mailbox
         for delivery in self._untaken:
             if mailbox is not None:
                 with contextlib.suppress(ValueError):
                     mailbox._user.remove(delivery)
-            self._release(delivery.letter, "transient", "given back behind a failed message")
+            self._hold_claims_for(self._unclaim(delivery.letter))
         self._untaken.clear()
 
     # -- settling -------------------------------------------------------------------------
@@ -292,7 +266,6 @@ class DurableLane:
         took = self.loop.time() - delivery.taken_at
         pace = self._pace
         self._pace = took if pace is None else 0.8 * pace + 0.2 * took
-        self._streak = min(self._streak + 1, _STREAK_CAP)
         claim = delivery.letter
         self._settle(
             self._store.commit(
@@ -307,14 +280,18 @@ class DurableLane:
     def failed(self, delivery: DurableDelivery, error: BaseException) -> None:
         """The handler raised (or the actor stopped first): release now or at the decision."""
         if isinstance(error, ActorStoppedError):
+            never_taken = delivery in self._untaken  # still queued: no handler saw it
             self.taken(delivery)
-            self._release(delivery.letter, "transient", "the actor stopped before handling it")
+            if never_taken:
+                self._unclaim(delivery.letter)
+            else:  # stashed: its handler saw it
+                self._release(delivery.letter, "transient",
+                              "the actor stopped before handling it")
         elif not self.spec.retriable(error):
             self.taken(delivery)
             self._release(delivery.letter, "permanent", f"non-retriable: {error!r}")
         else:
             self._ready.clear()
-            self._streak = 0
             self._awaiting_decision[error] = delivery
             self.taken(delivery)
             self._give_back_untaken()
@@ -328,9 +305,12 @@ class DurableLane:
             self._release(delivery.letter, "permanent", f"the actor was stopped: {error!r}")
         else:
             note = f"{directive.name.lower()}: {error!r}"
-            task = self._release(delivery.letter, "transient", note)
-            self._releasing.add(task)  # claims resume once it is back in its place
-            task.add_done_callback(self._released)
+            self._hold_claims_for(self._release(delivery.letter, "transient", note))
+
+    def _hold_claims_for(self, task: asyncio.Task[None]) -> None:
+        """Claims resume once ``task`` (a message going back in its place) is done."""
+        self._releasing.add(task)
+        task.add_done_callback(self._released)
 
     def _released(self, task: asyncio.Task[None]) -> None:
         self._releasing.discard(task)
@@ -344,6 +324,14 @@ class DurableLane:
                 kind=kind,  # type: ignore[arg-type]
                 note=note[:1000],
                 lease_token=claim.lease_token,
+            ),
+            claim,
+        )
+
+    def _unclaim(self, claim: Claim) -> asyncio.Task[None]:
+        return self._settle(
+            self._store.unclaim(
+                claim.message.message_id, claimer=self.claimer, lease_token=claim.lease_token
             ),
             claim,
         )
@@ -381,7 +369,7 @@ class DurableLane:
         if in_flight is not None:
             with contextlib.suppress(Exception):
                 for claim in await in_flight:
-                    self._release(claim, "transient", "the actor stopped")
+                    self._unclaim(claim)
         for delivery in self._awaiting_decision.values():
             self._release(delivery.letter, "transient", "the actor stopped")
         self._awaiting_decision.clear()

@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING
 
 from dovecote.actors import ActorStopped
 from dovecote.addressing import AddressStatus, MailAddress, MailMessage, Provider
-from dovecote.durable._actor_lane import DurableLane, LaneSpec
+from dovecote.durable._actor_lane import DurableLane
+from dovecote.durable._lane_spec import LaneSpec
 
 if TYPE_CHECKING:
     from dovecote.actors import ActorRef, ActorSystem

@@ -17,7 +17,8 @@ from dovecote.mailboxes import Envelope, Mailbox
 
 if TYPE_CHECKING:
     from dovecote.actors import ActorRef
-    from dovecote.durable._actor_lane import DurableLane, LaneSpec
+    from dovecote.durable._actor_lane import DurableLane
+    from dovecote.durable._lane_spec import LaneSpec
     from dovecote.durable._model import Claim
     from dovecote.supervision import Directive
 

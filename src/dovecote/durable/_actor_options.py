@@ -8,15 +8,15 @@ from typing import Any
 from dovecote._errors import OptionsError
 from dovecote.actors._hosted_mailbox import install_durable_mailbox_factory
 from dovecote.codec import Codec, default_codec
-from dovecote.durable._actor_lane import LaneSpec
 from dovecote.durable._actor_mailbox import DurableMailbox
+from dovecote.durable._lane_spec import LaneSpec
 from dovecote.durable._protocol import MailboxStore
 from dovecote.durable._retriable import RetriablePredicate, is_retriable
 
 __all__ = ["DEFAULT_CLAIM_AHEAD", "DurableMailboxFactory", "durable_mailbox_factory"]
 
-DEFAULT_CLAIM_AHEAD = 1
-"""Messages a durable actor claims together by default."""
+DEFAULT_CLAIM_AHEAD = 16
+"""Most messages a durable actor claims together by default (an adaptive window)."""
 
 
 class DurableMailboxFactory:
@@ -60,8 +60,11 @@ def durable_mailbox_factory(
 
     ``retriable(error) -> bool`` decides which handler errors send the message back
     (default: all but those with ``is_retriable = False``, e.g. ``NonRetriableError``).
-    ``claim_ahead`` messages are claimed together (one store transaction); the next
-    round starts once the actor has taken them all. Their leases run from the claim.
+    Up to ``claim_ahead`` messages are claimed together (one store transaction; fewer
+    while the actor's pace says it would not handle them in a quarter of a lease); the
+    next round starts once the actor has taken them all. Their leases run from the
+    claim. Those behind a failed message are given back with ``unclaim``: their attempts
+    are not spent.
     """
     if not isinstance(store, MailboxStore):
         raise OptionsError(f"with_durable_mailbox needs a MailboxStore, got {store!r}")

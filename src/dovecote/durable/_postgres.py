@@ -26,7 +26,6 @@ from dovecote.durable._model import (
     DeadLetterRecord,
     MailboxConfig,
     MailboxStats,
-    OrderingMode,
     ReleaseKind,
     StoredMessage,
     SweepResult,
@@ -40,17 +39,8 @@ from dovecote.durable._store_base import StoreBase, payload_too_large
 from dovecote.durable._sweeper import check_sweep_interval
 from dovecote.durable._ulid import new_ulid
 from dovecote.durable._validation import (
-    check_agent_id,
-    check_checkpoint_token,
-    check_count,
     check_int,
-    check_lease_token,
-    check_mailbox_config,
-    check_message_id,
-    check_note,
     check_optional_count,
-    check_reason,
-    check_release_kind,
 )
 from dovecote.durable._wakeup import stream_claims
 
@@ -142,17 +132,7 @@ class PostgresStore(StoreBase):
 
     # -- mailboxes ------------------------------------------------------------------------
 
-    async def ensure_mailbox(
-        self, agent_id: str, *, capacity: int = 10_000, ordering_mode: OrderingMode = "fifo",
-        max_attempts: int = 5, lease_duration_ms: int = 60_000,
-        max_payload_bytes: int = 1_048_576, dlq_retention_ms: int | None = None,
-    ) -> MailboxConfig:
-        """Create the mailbox if it does not exist; an existing one is returned unchanged."""
-        c = check_mailbox_config(
-            agent_id, capacity=capacity, ordering_mode=ordering_mode,
-            max_attempts=max_attempts, lease_duration_ms=lease_duration_ms,
-            max_payload_bytes=max_payload_bytes, dlq_retention_ms=dlq_retention_ms,
-        )
+    async def _ensure_mailbox(self, c: MailboxConfig) -> MailboxConfig:
         if c.agent_id in self._configs:
             return self._configs[c.agent_id]
         await self._db.fetchval(
@@ -162,22 +142,14 @@ class PostgresStore(StoreBase):
         )
         return await self._config(c.agent_id)
 
-    async def get_mailbox(self, agent_id: str) -> MailboxConfig:
-        """The mailbox's configuration (``MailboxNotFoundError`` when unknown)."""
-        return await self._config(check_agent_id(agent_id, "mailbox id"))
+    async def _get_mailbox(self, agent_id: str) -> MailboxConfig:
+        return await self._config(agent_id)
 
-    async def list_mailboxes(self, *, limit: int = 100,
-                             after: str | None = None) -> list[MailboxConfig]:
-        """Mailboxes in ascending ``agent_id`` order, strictly after ``after``."""
-        limit = check_count(limit, "limit")
-        if after is not None and not isinstance(after, str):
-            raise InvalidRequestError(f"after must be a string or None, not {after!r}")
+    async def _list_mailboxes(self, limit: int, after: str | None) -> list[MailboxConfig]:
         rows = await self._db.fetch("listing mailboxes", self._sql.list_mailboxes, after, limit)
         return [MailboxConfig(*row) for row in rows]
 
-    async def stats(self, agent_id: str) -> MailboxStats:
-        """Counters of one mailbox."""
-        agent_id = check_agent_id(agent_id, "mailbox id")
+    async def _stats(self, agent_id: str) -> MailboxStats:
         await self._config(agent_id)
         row = await self._db.fetchrow("reading stats", self._sql.stats, agent_id)
         assert row is not None
@@ -224,10 +196,7 @@ class PostgresStore(StoreBase):
 
     # -- claiming -------------------------------------------------------------------------
 
-    async def peek(self, agent_id: str, *, max: int = 100) -> list[StoredMessage]:
-        """What claims would return next, in that order, without claiming."""
-        agent_id = check_agent_id(agent_id, "mailbox id")
-        limit = check_count(max, "max")
+    async def _peek(self, agent_id: str, limit: int) -> list[StoredMessage]:
         config = await self._config(agent_id)
         rows = await self._db.fetch("peeking", self._sql.peek[config.ordering_mode], agent_id,
                                     self._now(), config.max_attempts, limit)
@@ -300,44 +269,30 @@ class PostgresStore(StoreBase):
             self._signals.notify(mailbox_id)
         return mailbox_id
 
-    async def commit(self, message_id: str, *, claimer: str, checkpoint_token: str,
-                     lease_token: str | None = None) -> None:
-        """Settle a claimed message for good (a second commit: ``AlreadyCommittedError``)."""
-        message_id = check_message_id(message_id)
-        claimer = check_agent_id(claimer, "claimer")
-        token = check_checkpoint_token(checkpoint_token)
-        fence = check_lease_token(lease_token)
-        mailbox_id = await self._settle("committing", self._sql.commit, message_id, claimer,
-                                        claimer, self._now(), token, fence, lease_token=fence)
-        self._counters.count_committed(mailbox_id)
+    async def _commit(self, message_id: str, claimer: str, token: str,
+                      fence: str | None) -> str:
+        return await self._settle("committing", self._sql.commit, message_id, claimer,
+                                  claimer, self._now(), token, fence, lease_token=fence)
 
-    async def release(self, message_id: str, *, claimer: str, kind: ReleaseKind = "transient",
-                      note: str | None = None, lease_token: str | None = None) -> None:
-        """Give a claimed message back (transient) or dead-letter it (permanent)."""
-        message_id = check_message_id(message_id)
-        claimer = check_agent_id(claimer, "claimer")
-        kind = check_release_kind(kind)
-        text = check_note(note)
-        fence = check_lease_token(lease_token)
+    async def _release(self, message_id: str, claimer: str, kind: ReleaseKind,
+                       note: str | None, fence: str | None) -> str:
         if kind == "transient":
-            mailbox_id = await self._settle(
+            return await self._settle(
                 "releasing", self._sql.release_transient, message_id, claimer, claimer,
-                self._now(), text, fence, lease_token=fence,
+                self._now(), note, fence, lease_token=fence,
             )
-        else:
-            mailbox_id = await self._settle(
-                "releasing", self._sql.release_permanent, message_id, claimer, self._now(),
-                claimer, text, fence, lease_token=fence,
-            )
-            self._counters.count_dead_lettered(mailbox_id, "permanent_failure")
-        self._counters.count_released(mailbox_id, kind)
+        return await self._settle(
+            "releasing", self._sql.release_permanent, message_id, claimer, self._now(),
+            claimer, note, fence, lease_token=fence,
+        )
 
-    async def reject_validation(self, message_id: str, *, note: str) -> None:
-        """Dead-letter a pending message as ``validation_failed``."""
-        message_id = check_message_id(message_id)
-        text = check_note(note, required=True)
+    async def _unclaim(self, message_id: str, claimer: str, fence: str) -> None:
+        await self._settle("unclaiming", self._sql.unclaim, message_id, claimer, claimer,
+                           fence, lease_token=fence)
+
+    async def _reject(self, message_id: str, note: str) -> str:
         row = await self._db.fetchrow("rejecting", self._sql.reject, message_id, self._now(),
-                                      text)
+                                      note)
         assert row is not None
         if row[0] is None:
             status = row["status"]
@@ -346,39 +301,27 @@ class PostgresStore(StoreBase):
             raise InvalidStateError(f"message {message_id} is {status}, not claimable")
         if row[1]:
             self._signals.notify(row[0])
-        self._counters.count_dead_lettered(row[0], "validation_failed")
+        mailbox_id: str = row[0]
+        return mailbox_id
 
-    async def is_committed(self, agent_id: str, message_id: str) -> bool:
-        """Whether that message was committed in that mailbox (unknown mailbox: False)."""
-        agent_id = check_agent_id(agent_id, "mailbox id")
-        message_id = check_message_id(message_id)
+    async def _is_committed(self, agent_id: str, message_id: str) -> bool:
         found: bool = await self._db.fetchval("reading a commit", self._sql.is_committed,
                                               agent_id, message_id)
         return found
 
     # -- dead letters ---------------------------------------------------------------------
 
-    async def dead_letters(self, agent_id: str, *, reason: DeadLetterReason | None = None,
-                           limit: int = 100) -> list[DeadLetterRecord]:
-        """Dead-letter records, oldest first, optionally of one reason."""
-        agent_id = check_agent_id(agent_id, "mailbox id")
-        wanted = check_reason(reason)
-        limit = check_count(limit, "limit")
-        if wanted is None:
+    async def _dead_letters(self, agent_id: str, reason: DeadLetterReason | None,
+                            limit: int) -> list[DeadLetterRecord]:
+        if reason is None:
             rows = await self._db.fetch("listing dead letters", self._sql.dead_letters,
                                         agent_id, limit)
         else:
             rows = await self._db.fetch("listing dead letters", self._sql.dead_letters_reason,
-                                        agent_id, limit, wanted)
+                                        agent_id, limit, reason)
         return [row_to_dead_letter(row) for row in rows]
 
-    async def replay(self, message_id: str, *, replayed_by: str,
-                     target_mailbox: str | None = None) -> StoredMessage:
-        """Send a dead letter again as a new message (attempt 0); the record is kept."""
-        message_id = check_message_id(message_id)
-        by = check_agent_id(replayed_by, "replayed_by")
-        target = None if target_mailbox is None else check_agent_id(target_mailbox,
-                                                                     "target_mailbox")
+    async def _replay(self, message_id: str, by: str, target: str | None) -> StoredMessage:
         row = await self._db.fetchrow("reading a dead letter", self._sql.dead_letter, message_id)
         if row is None:
             raise MessageNotFoundError(f"dead letter not found: {message_id}")
@@ -397,14 +340,10 @@ class PostgresStore(StoreBase):
               record.priority, now, now, None)],
             create=False,
         )
-        self._counters.count_sent(to)
         return StoredMessage(new_id, to, record.sender_id, record.payload, headers,
                              record.priority, now, now, "pending", 0)
 
-    async def purge_dead_letters(self, agent_id: str, *, before_ms: int) -> int:
-        """Delete records dead-lettered strictly before ``before_ms``; returns how many."""
-        agent_id = check_agent_id(agent_id, "mailbox id")
-        before = check_int(before_ms, "before_ms", low=-(2**63), high=2**63 - 1)
+    async def _purge_dead_letters(self, agent_id: str, before: int) -> int:
         deleted: int = await self._db.fetchval("purging dead letters", self._sql.purge,
                                                agent_id, before)
         return deleted

@@ -57,6 +57,7 @@ class Statements:
     commit: str
     release_transient: str
     release_permanent: str
+    unclaim: str
     reject: str
     message_state: str
     is_committed: str
@@ -183,6 +184,15 @@ class Statements:
                             'failure_kind', 'transient', 'note', $4::text, 'at_ms', $3::bigint))
                     WHERE message_id = $1 AND {BY_ID}'claimed' AND claimed_by = $2
                       AND ($5::text IS NULL OR lease_token = $5)
+                    RETURNING mailbox_id),
+                woke AS (SELECT pg_notify('{channel}', mailbox_id) FROM done)
+                SELECT (SELECT mailbox_id FROM done) AS done, (SELECT count(*) FROM woke),
+                    s.* FROM (SELECT 1) one LEFT JOIN ({state}) s ON true""",
+            unclaim=f"""WITH done AS (
+                    UPDATE {s}.messages SET status = 'pending', attempt_count = attempt_count - 1,
+                        claimed_by = NULL, lease_token = NULL, lease_expires_at_ms = NULL
+                    WHERE message_id = $1 AND {BY_ID}'claimed' AND claimed_by = $2
+                      AND lease_token = $3
                     RETURNING mailbox_id),
                 woke AS (SELECT pg_notify('{channel}', mailbox_id) FROM done)
                 SELECT (SELECT mailbox_id FROM done) AS done, (SELECT count(*) FROM woke),

@@ -135,6 +135,10 @@ class MailboxStore(Protocol):
         """Give a claimed message back (transient) or dead-letter it (permanent)."""
         ...
 
+    async def unclaim(self, message_id: str, *, claimer: str, lease_token: str) -> None:
+        """Give back a claimed message no handler saw: pending again, attempt uncounted."""
+        ...
+
     async def reject_validation(self, message_id: str, *, note: str) -> None:
         """Dead-letter a pending message as ``validation_failed``."""
         ...

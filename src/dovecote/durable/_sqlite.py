@@ -23,7 +23,6 @@ from dovecote.durable._model import (
     DeadLetterRecord,
     MailboxConfig,
     MailboxStats,
-    OrderingMode,
     ReleaseKind,
     StoredMessage,
     SweepResult,
@@ -48,6 +47,7 @@ from dovecote.durable._sqlite_ops import (
     op_reject,
     op_release,
     op_send,
+    op_unclaim,
 )
 from dovecote.durable._sqlite_schema import encode_headers, row_to_dead_letter, row_to_message
 from dovecote.durable._store_base import StoreBase
@@ -55,20 +55,11 @@ from dovecote.durable._sweeper import check_sweep_interval
 from dovecote.durable._ulid import new_ulid
 from dovecote.durable._validation import (
     check_agent_id,
-    check_checkpoint_token,
-    check_count,
     check_headers,
-    check_int,
-    check_lease_token,
-    check_mailbox_config,
-    check_message_id,
     check_ms,
-    check_note,
     check_optional_count,
     check_payload,
     check_priority,
-    check_reason,
-    check_release_kind,
 )
 from dovecote.durable._wakeup import now_ms, stream_claims
 
@@ -138,35 +129,16 @@ class SqliteStore(StoreBase):
 
     # -- mailboxes ------------------------------------------------------------------------
 
-    async def ensure_mailbox(
-        self, agent_id: str, *, capacity: int = 10_000, ordering_mode: OrderingMode = "fifo",
-        max_attempts: int = 5, lease_duration_ms: int = 60_000,
-        max_payload_bytes: int = 1_048_576, dlq_retention_ms: int | None = None,
-    ) -> MailboxConfig:
-        """Create the mailbox if it does not exist; an existing one is returned unchanged."""
-        config = check_mailbox_config(
-            agent_id, capacity=capacity, ordering_mode=ordering_mode,
-            max_attempts=max_attempts, lease_duration_ms=lease_duration_ms,
-            max_payload_bytes=max_payload_bytes, dlq_retention_ms=dlq_retention_ms,
-        )
+    async def _ensure_mailbox(self, config: MailboxConfig) -> MailboxConfig:
         return await self._engine.run(op_ensure, config, self._now())
 
-    async def get_mailbox(self, agent_id: str) -> MailboxConfig:
-        """The mailbox's configuration (``MailboxNotFoundError`` when unknown)."""
-        agent_id = check_agent_id(agent_id, "mailbox id")
+    async def _get_mailbox(self, agent_id: str) -> MailboxConfig:
         return await self._engine.run(op_get, agent_id, write=False)
 
-    async def list_mailboxes(self, *, limit: int = 100,
-                             after: str | None = None) -> list[MailboxConfig]:
-        """Mailboxes in ascending ``agent_id`` order, strictly after ``after``."""
-        limit = check_count(limit, "limit")
-        if after is not None and not isinstance(after, str):
-            raise InvalidRequestError(f"after must be a string or None, not {after!r}")
+    async def _list_mailboxes(self, limit: int, after: str | None) -> list[MailboxConfig]:
         return await self._engine.run(op_list, limit, after, write=False)
 
-    async def stats(self, agent_id: str) -> MailboxStats:
-        """Counters of one mailbox."""
-        agent_id = check_agent_id(agent_id, "mailbox id")
+    async def _stats(self, agent_id: str) -> MailboxStats:
         return await self._engine.run(op_stats, agent_id, write=False)
 
     # -- sending --------------------------------------------------------------------------
@@ -217,10 +189,7 @@ class SqliteStore(StoreBase):
 
     # -- claiming -------------------------------------------------------------------------
 
-    async def peek(self, agent_id: str, *, max: int = 100) -> list[StoredMessage]:
-        """What claims would return next, in that order, without claiming."""
-        agent_id = check_agent_id(agent_id, "mailbox id")
-        limit = check_count(max, "max")
+    async def _peek(self, agent_id: str, limit: int) -> list[StoredMessage]:
         rows = await self._engine.run(op_peek, agent_id, limit, self._now(), write=False)
         return [row_to_message(row) for row in rows]
 
@@ -261,79 +230,47 @@ class SqliteStore(StoreBase):
 
     # -- settling -------------------------------------------------------------------------
 
-    async def commit(self, message_id: str, *, claimer: str, checkpoint_token: str,
-                     lease_token: str | None = None) -> None:
-        """Settle a claimed message for good (a second commit: ``AlreadyCommittedError``)."""
-        message_id = check_message_id(message_id)
-        claimer = check_agent_id(claimer, "claimer")
-        token = check_checkpoint_token(checkpoint_token)
-        fence = check_lease_token(lease_token)
+    async def _commit(self, message_id: str, claimer: str, token: str,
+                      fence: str | None) -> str:
         mailbox_id = await self._engine.run(
             op_commit, message_id, claimer, token, fence, self._now()
         )
-        self._counters.count_committed(mailbox_id)
         self._signals.notify(mailbox_id)
+        return mailbox_id
 
-    async def release(self, message_id: str, *, claimer: str, kind: ReleaseKind = "transient",
-                      note: str | None = None, lease_token: str | None = None) -> None:
-        """Give a claimed message back (transient) or dead-letter it (permanent)."""
-        message_id = check_message_id(message_id)
-        claimer = check_agent_id(claimer, "claimer")
-        kind = check_release_kind(kind)
-        text = check_note(note)
-        fence = check_lease_token(lease_token)
+    async def _release(self, message_id: str, claimer: str, kind: ReleaseKind,
+                       note: str | None, fence: str | None) -> str:
         mailbox_id = await self._engine.run(
-            op_release, message_id, claimer, kind, text, fence, self._now()
+            op_release, message_id, claimer, kind, note, fence, self._now()
         )
-        self._counters.count_released(mailbox_id, kind)
-        if kind == "permanent":
-            self._counters.count_dead_lettered(mailbox_id, "permanent_failure")
         self._signals.notify(mailbox_id)
+        return mailbox_id
 
-    async def reject_validation(self, message_id: str, *, note: str) -> None:
-        """Dead-letter a pending message as ``validation_failed``."""
-        message_id = check_message_id(message_id)
-        text = check_note(note, required=True)
-        assert text is not None
-        mailbox_id = await self._engine.run(op_reject, message_id, text, self._now())
-        self._counters.count_dead_lettered(mailbox_id, "validation_failed")
+    async def _unclaim(self, message_id: str, claimer: str, fence: str) -> None:
+        self._signals.notify(await self._engine.run(op_unclaim, message_id, claimer, fence))
 
-    async def is_committed(self, agent_id: str, message_id: str) -> bool:
-        """Whether that message was committed in that mailbox (unknown mailbox: False)."""
-        agent_id = check_agent_id(agent_id, "mailbox id")
-        message_id = check_message_id(message_id)
+    async def _reject(self, message_id: str, note: str) -> str:
+        return await self._engine.run(op_reject, message_id, note, self._now())
+
+    async def _is_committed(self, agent_id: str, message_id: str) -> bool:
         return await self._engine.run(op_is_committed, agent_id, message_id, write=False)
 
     # -- dead letters ---------------------------------------------------------------------
 
-    async def dead_letters(self, agent_id: str, *, reason: DeadLetterReason | None = None,
-                           limit: int = 100) -> list[DeadLetterRecord]:
-        """Dead-letter records, oldest first, optionally of one reason."""
-        agent_id = check_agent_id(agent_id, "mailbox id")
-        wanted = check_reason(reason)
-        limit = check_count(limit, "limit")
-        rows = await self._engine.run(op_dead_letters, agent_id, wanted, limit, write=False)
+    async def _dead_letters(self, agent_id: str, reason: DeadLetterReason | None,
+                            limit: int) -> list[DeadLetterRecord]:
+        rows = await self._engine.run(op_dead_letters, agent_id, reason, limit, write=False)
         return [row_to_dead_letter(row) for row in rows]
 
-    async def replay(self, message_id: str, *, replayed_by: str,
-                     target_mailbox: str | None = None) -> StoredMessage:
-        """Send a dead letter again as a new message (attempt 0); the record is kept."""
-        message_id = check_message_id(message_id)
-        by = check_agent_id(replayed_by, "replayed_by")
-        target = None if target_mailbox is None else check_agent_id(target_mailbox,
-                                                                     "target_mailbox")
+    async def _replay(self, message_id: str, by: str, target: str | None) -> StoredMessage:
         now = self._now()
         row = await self._engine.run(op_replay, message_id, target, new_ulid(now), by, now)
         new_id, to, sender, payload, _text, priority, created, visible, _ttl, headers = row
-        self._counters.count_sent(to)
         self._signals.notify(to)
         return StoredMessage(new_id, to, sender, payload, headers, priority, created, visible,
                              "pending", 0)
 
-    async def purge_dead_letters(self, agent_id: str, *, before_ms: int) -> int:
-        """Delete records dead-lettered strictly before ``before_ms``; returns how many."""
-        agent_id = check_agent_id(agent_id, "mailbox id")
-        before = check_int(before_ms, "before_ms", low=-(2**63), high=2**63 - 1)
+    async def _purge_dead_letters(self, agent_id: str, before: int) -> int:
         deleted: int = await self._engine.run(op_purge, agent_id, before)
         return deleted
 

@@ -9,7 +9,6 @@ from dovecote.durable._errors import (
     MessageNotFoundError,
 )
 from dovecote.durable._model import FailureRecord, MailboxConfig, MailboxStats
-from dovecote.durable._sqlite_engine import Txn
 from dovecote.durable._sqlite_ops import (
     candidates_sql,
     insert_message,
@@ -23,6 +22,7 @@ from dovecote.durable._sqlite_schema import (
     encode_headers,
     row_to_mailbox,
 )
+from dovecote.durable._sqlite_txn import Txn
 
 __all__ = [
     "SweepOutcome",

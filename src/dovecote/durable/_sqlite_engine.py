@@ -1,12 +1,16 @@
 """The SQLite engine: one connection, group commit, the fsync off the event loop.
 
-Every operation is a plain function ``op(txn, *args)``. Operations queued in one turn of
-the event loop run together in ONE transaction, executed on the loop thread (stdlib
-``sqlite3``, no executor hop per call: statements against the page cache take
-microseconds). The ``COMMIT`` of a ``durability="full"`` transaction, whose fsync takes
-milliseconds, runs on a helper thread while the loop goes on and the next batch queues
-up; a ``"normal"`` or in-memory commit (no fsync) runs inline. Results are handed out
-only after the commit, so an acknowledged send is on disk.
+Every operation is a plain function ``op(txn, *args)``. When the engine is idle, the first
+operation of a loop turn starts at once in its own transaction (a lone caller waits for
+no turn of the loop; without an fsync to wait for, its future is done on return); the
+operations queued after it in that turn run together in ONE transaction. All of it runs
+on the loop thread (stdlib ``sqlite3``, no executor hop per call: statements against the
+page cache take microseconds). The ``COMMIT`` of a ``durability="full"`` transaction,
+whose fsync can take milliseconds, runs on a helper thread while the loop goes on and the
+next batch queues up; a ``"normal"`` or in-memory commit (no fsync) runs inline, and so
+does the fsync of a lone operation while recent fsyncs took under ``INLINE_SYNC_S`` (a
+fast disk: the loop waits less than a thread hop would cost). Either way results are
+handed out only after the commit, so an acknowledged send is on disk.
 
 Contract for operations: an op that raises a ``StoreError`` has written nothing (it
 checks before it writes, or wraps its writes in :meth:`Txn.atomic`); any other
@@ -26,88 +30,25 @@ import contextlib
 import queue
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator
+import time
+from collections.abc import Callable
 from typing import Any, Literal, TypeVar
 
 from dovecote.durable._errors import StorageError, StoreError
-from dovecote.durable._model import MailboxConfig
-from dovecote.durable._sqlite_schema import MAILBOX_COLUMNS, SCHEMA, row_to_mailbox
+from dovecote.durable._sqlite_schema import SCHEMA
+from dovecote.durable._sqlite_txn import Txn
 
-__all__ = ["Durability", "SqliteEngine", "Txn"]
+__all__ = ["Durability", "SqliteEngine"]
 
 T = TypeVar("T")
 Durability = Literal["full", "normal"]
 #: the most operations one transaction takes (bounds the latency of a batch)
 MAX_BATCH = 1024
+#: a lone operation's fsync runs inline (on the loop thread, no thread hops) while recent
+#: commits took less than this many seconds; slower ones run on the helper thread
+INLINE_SYNC_S = 0.0003
 _Item = tuple[Callable[..., Any], tuple[Any, ...], "asyncio.Future[Any]", bool]
 _Result = tuple["asyncio.Future[Any]", bool, Any]
-
-
-class Txn:
-    """What an operation sees: the connection and the committed mailbox cache."""
-
-    __slots__ = ("_cache", "_fresh", "conn")
-
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self.conn = conn
-        self._cache: dict[str, MailboxConfig] = {}
-        # configs read or created inside the open transaction; cached once it commits
-        self._fresh: list[MailboxConfig] = []
-
-    def mailbox(self, agent_id: str) -> MailboxConfig | None:
-        """The mailbox's configuration (configs never change once created, so cached)."""
-        config = self._cache.get(agent_id)
-        if config is not None:
-            return config
-        for fresh in self._fresh:
-            if fresh.agent_id == agent_id:
-                return fresh
-        row = self.conn.execute(
-            f"SELECT {MAILBOX_COLUMNS} FROM mailboxes WHERE agent_id = ?", (agent_id,)
-        ).fetchone()
-        if row is None:
-            return None
-        config = row_to_mailbox(row)
-        self._fresh.append(config)
-        return config
-
-    def create_mailbox(self, config: MailboxConfig, now: int) -> MailboxConfig:
-        """Insert a mailbox (or read the one another process created first)."""
-        cursor = self.conn.execute(
-            "INSERT INTO mailboxes (agent_id, capacity, ordering_mode, max_attempts, "
-            "lease_duration_ms, max_payload_bytes, dlq_retention_ms, created_at_ms) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (agent_id) DO NOTHING",
-            (config.agent_id, config.capacity, config.ordering_mode, config.max_attempts,
-             config.lease_duration_ms, config.max_payload_bytes, config.dlq_retention_ms, now),
-        )
-        if cursor.rowcount == 0:
-            existing = self.mailbox(config.agent_id)
-            assert existing is not None
-            return existing
-        self._fresh.append(config)
-        return config
-
-    @contextlib.contextmanager
-    def atomic(self) -> Iterator[None]:
-        """A savepoint: a ``StoreError`` inside undoes every write made inside."""
-        mark = len(self._fresh)
-        self.conn.execute("SAVEPOINT op")
-        try:
-            yield
-        except StoreError:
-            self.conn.execute("ROLLBACK TO op")
-            self.conn.execute("RELEASE op")
-            del self._fresh[mark:]
-            raise
-        self.conn.execute("RELEASE op")
-
-    def _rolled_back(self) -> None:
-        self._fresh.clear()
-
-    def _committed(self) -> None:
-        for config in self._fresh:
-            self._cache[config.agent_id] = config
-        self._fresh.clear()
 
 
 class SqliteEngine:
@@ -129,6 +70,7 @@ class SqliteEngine:
         self._closed = False
         #: the commit runs on the helper thread (it fsyncs); otherwise inline
         self._offload_commit = durability == "full" and path != ":memory:"
+        self._sync_s = 1.0  # smoothed seconds a "full" COMMIT took (offloaded at first)
         self.batches = 0  # transactions run (a batch is one transaction)
         self.operations = 0
         self.lock_waits = 0  # batches that found another process's write lock
@@ -150,17 +92,71 @@ class SqliteEngine:
         self._txn = Txn(conn)
 
     def run(self, op: Callable[..., T], *args: Any, write: bool = True) -> asyncio.Future[T]:
-        """Queue ``op(txn, *args)``; the future resolves after its transaction committed."""
+        """Queue ``op(txn, *args)``; the future resolves after its transaction committed.
+
+        When the engine is idle, the first operation of a loop turn starts at once (its
+        own transaction; a lone caller pays no wait for the next turn, and where the
+        commit has no fsync to wait for, its future is done on return); the operations
+        that follow in the same turn queue behind it and share the next transaction.
+        """
         if self._closed:
             raise StorageError("the store is closed")
         loop = self._loop
         assert loop is not None
         future: asyncio.Future[T] = loop.create_future()
-        self._pending.append((op, args, future, write))
-        if not self._scheduled and not self._in_flight:
-            self._scheduled = True
-            loop.call_soon(self._flush)
+        item = (op, args, future, write)
+        if self._scheduled or self._in_flight:
+            self._pending.append(item)
+            return future
+        self._scheduled = True  # what comes later in this turn waits for the next flush
+        loop.call_soon(self._flush)
+        if write and self._offload_commit and self._sync_s >= INLINE_SYNC_S:
+            self._start([item])
+        else:
+            self._run_one(op, args, future, write)
         return future
+
+    def _run_one(self, op: Callable[..., T], args: tuple[Any, ...],
+                 future: asyncio.Future[T], write: bool) -> None:
+        """One operation in its own transaction with an inline commit, settled now (what
+        :meth:`_start` does for a batch of one, without its bookkeeping)."""
+        txn = self._txn
+        assert txn is not None
+        conn = txn.conn
+        self.batches += 1
+        self.operations += 1
+        try:
+            conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+        except sqlite3.Error:
+            self.batches -= 1
+            self.operations -= 1
+            self._start([(op, args, future, write)])  # the general path handles it
+            return
+        refused: StoreError | None = None
+        try:
+            value = op(txn, *args)
+        except StoreError as error:  # the op wrote nothing (its contract)
+            refused = error
+        except Exception as error:
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
+            txn._rolled_back()
+            future.set_exception(_storage_error(error))
+            return
+        try:
+            self._timed_commit(conn) if write else conn.execute("COMMIT")
+        except sqlite3.Error as error:
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
+            txn._rolled_back()
+            future.set_exception(_storage_error(error))
+            return
+        if txn._fresh:
+            txn._committed()
+        if refused is None:
+            future.set_result(value)
+        else:
+            future.set_exception(refused)
 
     async def close(self) -> None:
         """Finish what is queued, close the connection, stop the thread (idempotent)."""
@@ -224,10 +220,24 @@ class SqliteEngine:
         if not self._pending:
             self._notify_idle()
             return
+        pending = self._pending
+        if len(pending) == 1 and not (
+            pending[0][3] and self._offload_commit and self._sync_s >= INLINE_SYNC_S
+        ):
+            op, args, future, write = pending.pop()
+            if not future.cancelled():  # a caller cancelled before its batch ran
+                self._run_one(op, args, future, write)
+            if not self._in_flight:
+                self._notify_idle()
+            return
+        batch = pending[:MAX_BATCH]
+        del pending[:MAX_BATCH]
+        self._start(batch)
+
+    def _start(self, batch: list[_Item]) -> None:
+        """Run ``batch`` as one transaction: settled now, or once its commit is done."""
         txn = self._txn
         assert txn is not None
-        batch = self._pending[:MAX_BATCH]
-        del self._pending[:MAX_BATCH]
         self.batches += 1
         self.operations += len(batch)
         writes = any(item[3] for item in batch)
@@ -248,11 +258,17 @@ class SqliteEngine:
         self._offload(lambda: self._commit(batch, results), batch)
 
     def _offload(self, fn: Callable[[], list[_Result]], batch: list[_Item]) -> None:
-        assert self._loop is not None
+        """Run ``fn`` on the helper thread; its results are handed out in one loop call."""
+        loop = self._loop
+        assert loop is not None
         self._in_flight = True
-        done: asyncio.Future[list[_Result]] = self._loop.create_future()
-        done.add_done_callback(lambda f: self._finish(f.result(), f))
-        self._submit(lambda: _never_raise(fn, batch), done)
+
+        def job() -> None:
+            results = _never_raise(fn, batch)
+            with contextlib.suppress(RuntimeError):  # the loop is gone: nobody waits
+                loop.call_soon_threadsafe(self._finish, results, None)
+
+        self._jobs.put(job)
 
     def _run_waiting(self, batch: list[_Item]) -> list[_Result]:
         """On the helper thread: wait for the write lock, then run the batch there."""
@@ -308,7 +324,7 @@ class SqliteEngine:
         assert txn is not None
         if not isinstance(results, StorageError):
             try:
-                txn.conn.execute("COMMIT")
+                self._timed_commit(txn.conn)
             except sqlite3.Error as error:
                 results = _storage_error(error)
             else:
@@ -318,6 +334,15 @@ class SqliteEngine:
             txn.conn.execute("ROLLBACK")
         txn._rolled_back()
         return [(item[2], False, results) for item in batch]
+
+    def _timed_commit(self, conn: sqlite3.Connection) -> None:
+        """COMMIT; at ``"full"`` its duration (the fsync) feeds the inline-fsync choice."""
+        if not self._offload_commit:
+            conn.execute("COMMIT")
+            return
+        started = time.perf_counter()
+        conn.execute("COMMIT")
+        self._sync_s = 0.8 * self._sync_s + 0.2 * (time.perf_counter() - started)
 
     def _finish(self, results: list[_Result], _done: Any) -> None:
         self._in_flight = False

@@ -18,8 +18,8 @@ from dovecote.durable._errors import (
     StoreError,
 )
 from dovecote.durable._model import FailureRecord, MailboxConfig
-from dovecote.durable._sqlite_engine import Txn
 from dovecote.durable._sqlite_schema import MESSAGE_COLUMNS, decode_failures, encode_failures
+from dovecote.durable._sqlite_txn import Txn
 from dovecote.durable._store_base import payload_too_large
 
 __all__ = [
@@ -32,6 +32,7 @@ __all__ = [
     "op_reject",
     "op_release",
     "op_send",
+    "op_unclaim",
     "recover_lease",
     "to_dead_letters",
 ]
@@ -218,6 +219,10 @@ def op_claim(txn: Txn, agent_id: str, claimer: str, lease_ms: int | None, now: i
             (attempts + 1, expires, claimer, lease_token, message_id),
         )
         claimed = (*row[:8], "claimed", attempts + 1, expires, claimer, *row[12:])
+        known = txn.mailbox_of
+        if len(known) >= _KNOWN_MAX:
+            known.clear()
+        known[message_id] = agent_id
         return claimed, dead
 
 
@@ -248,10 +253,12 @@ _HELD = (
     "message_id = ?1 AND status = 'claimed' AND claimed_by = ?2 "
     "AND (?3 IS NULL OR lease_token = ?3)"
 )
-_COMMIT = (
+_COMMIT_KNOWN = (
     "UPDATE messages SET status = 'committed', committed_at_ms = ?4, checkpoint_token = ?5, "
-    f"lease_expires_at_ms = NULL WHERE {_HELD} RETURNING mailbox_id"
+    f"lease_expires_at_ms = NULL WHERE {_HELD}"
 )
+_COMMIT = f"{_COMMIT_KNOWN} RETURNING mailbox_id"  # RETURNING costs: only when unknown
+_KNOWN_MAX = 65_536  # entries of Txn.mailbox_of before it starts again
 _RELEASE = (
     "UPDATE messages SET status = 'pending', claimed_by = NULL, lease_expires_at_ms = NULL, "
     "lease_token = NULL, failures = json_insert(coalesce(failures, '[]'), '$[#]', "
@@ -260,15 +267,38 @@ _RELEASE = (
 )
 
 
-def op_commit(txn: Txn, message_id: str, claimer: str, token: str, lease_token: str | None,
-              now: int) -> str:
-    """Commit a held message; returns its mailbox id."""
-    row = txn.conn.execute(_COMMIT, (message_id, claimer, lease_token, now, token)).fetchone()
+_UNCLAIM = (
+    "UPDATE messages SET status = 'pending', attempt_count = attempt_count - 1, "
+    "claimed_by = NULL, lease_expires_at_ms = NULL, lease_token = NULL "
+    f"WHERE {_HELD} RETURNING mailbox_id"
+)
+
+
+def op_unclaim(txn: Txn, message_id: str, claimer: str, lease_token: str) -> str:
+    """Undo a claim no handler saw (its attempt uncounted); returns the mailbox id."""
+    row = txn.conn.execute(_UNCLAIM, (message_id, claimer, lease_token)).fetchone()
     if row is None:
         _held(txn, message_id, claimer, lease_token)  # raises the reason
         raise AssertionError("unreachable: the message is held but was not updated")
-    mailbox_id: str = row[0]
-    txn.conn.execute(_UNRESERVE, (mailbox_id,))
+    return str(row[0])
+
+
+def op_commit(txn: Txn, message_id: str, claimer: str, token: str, lease_token: str | None,
+              now: int) -> str:
+    """Commit a held message; returns its mailbox id."""
+    conn = txn.conn
+    params = (message_id, claimer, lease_token, now, token)
+    mailbox_id = txn.mailbox_of.pop(message_id, None)
+    if mailbox_id is not None:
+        updated = conn.execute(_COMMIT_KNOWN, params).rowcount == 1
+    else:
+        row = conn.execute(_COMMIT, params).fetchone()
+        updated, mailbox_id = row is not None, row and row[0]
+    if not updated:
+        _held(txn, message_id, claimer, lease_token)  # raises the reason
+        raise AssertionError("unreachable: the message is held but was not updated")
+    assert mailbox_id is not None
+    conn.execute(_UNRESERVE, (mailbox_id,))
     return mailbox_id
 
 

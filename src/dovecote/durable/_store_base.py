@@ -1,9 +1,10 @@
 """What every store backend shares before it touches its database.
 
 The clock and its millisecond reading, the seven counters, the owned sweeper, the
-streams' wake-up signals, the async context manager, and the request checks every
-operation runs first (each raises :class:`InvalidRequestError` before anything changes).
-``PostgresStore`` builds on it; ``SqliteStore`` can (its checks are the same).
+streams' wake-up signals, the async context manager, and the front of every operation:
+its signature, its docstring and the request checks it runs first (each raises
+:class:`InvalidRequestError` before anything changes), then the backend's ``_name``
+hook, then the counters. ``SqliteStore`` and ``PostgresStore`` build on it.
 """
 
 from __future__ import annotations
@@ -17,17 +18,36 @@ from prometheus_client import CollectorRegistry
 from dovecote._clock import Clock
 from dovecote.durable._errors import InvalidRequestError
 from dovecote.durable._metrics import StoreMetrics
-from dovecote.durable._model import Claim, StoredMessage, SweepResult
+from dovecote.durable._model import (
+    Claim,
+    DeadLetterReason,
+    DeadLetterRecord,
+    MailboxConfig,
+    MailboxStats,
+    OrderingMode,
+    ReleaseKind,
+    StoredMessage,
+    SweepResult,
+)
 from dovecote.durable._sqlite_schema import encode_headers
 from dovecote.durable._sweeper import Sweeper
 from dovecote.durable._ulid import new_ulid
 from dovecote.durable._validation import (
     check_agent_id,
+    check_checkpoint_token,
+    check_count,
     check_headers,
+    check_int,
+    check_lease_token,
+    check_mailbox_config,
+    check_message_id,
     check_ms,
+    check_note,
     check_optional_ms,
     check_payload,
     check_priority,
+    check_reason,
+    check_release_kind,
 )
 from dovecote.durable._wakeup import MailboxSignals, now_ms
 
@@ -117,6 +137,42 @@ class StoreBase:
             ))
         return rows, sent
 
+    # -- mailboxes ------------------------------------------------------------------------
+
+    async def ensure_mailbox(
+        self, agent_id: str, *, capacity: int = 10_000, ordering_mode: OrderingMode = "fifo",
+        max_attempts: int = 5, lease_duration_ms: int = 60_000,
+        max_payload_bytes: int = 1_048_576, dlq_retention_ms: int | None = None,
+    ) -> MailboxConfig:
+        """Create the mailbox if it does not exist; an existing one is returned unchanged."""
+        return await self._ensure_mailbox(check_mailbox_config(
+            agent_id, capacity=capacity, ordering_mode=ordering_mode,
+            max_attempts=max_attempts, lease_duration_ms=lease_duration_ms,
+            max_payload_bytes=max_payload_bytes, dlq_retention_ms=dlq_retention_ms,
+        ))
+
+    async def get_mailbox(self, agent_id: str) -> MailboxConfig:
+        """The mailbox's configuration (``MailboxNotFoundError`` when unknown)."""
+        return await self._get_mailbox(check_agent_id(agent_id, "mailbox id"))
+
+    async def list_mailboxes(self, *, limit: int = 100,
+                             after: str | None = None) -> list[MailboxConfig]:
+        """Mailboxes in ascending ``agent_id`` order, strictly after ``after``."""
+        limit = check_count(limit, "limit")
+        if after is not None and not isinstance(after, str):
+            raise InvalidRequestError(f"after must be a string or None, not {after!r}")
+        return await self._list_mailboxes(limit, after)
+
+    async def stats(self, agent_id: str) -> MailboxStats:
+        """Counters of one mailbox."""
+        return await self._stats(check_agent_id(agent_id, "mailbox id"))
+
+    # -- claiming -------------------------------------------------------------------------
+
+    async def peek(self, agent_id: str, *, max: int = 100) -> list[StoredMessage]:
+        """What claims would return next, in that order, without claiming."""
+        return await self._peek(check_agent_id(agent_id, "mailbox id"), check_count(max, "max"))
+
     async def claim(self, agent_id: str, *, claimer: str,
                     lease_duration_ms: int | None = None) -> Claim | None:
         """Claim the next visible message under a lease (``None`` lease: the mailbox's)."""
@@ -124,6 +180,138 @@ class StoreBase:
 
     async def _claim(self, agent_id: str, claimer: str, lease: int | None) -> Claim | None:
         """The backend's claim, after the arguments were checked."""
+        raise NotImplementedError
+
+    # -- settling -------------------------------------------------------------------------
+
+    async def commit(self, message_id: str, *, claimer: str, checkpoint_token: str,
+                     lease_token: str | None = None) -> None:
+        """Settle a claimed message for good (a second commit: ``AlreadyCommittedError``)."""
+        message_id = check_message_id(message_id)
+        claimer = check_agent_id(claimer, "claimer")
+        token = check_checkpoint_token(checkpoint_token)
+        fence = check_lease_token(lease_token)
+        self._counters.count_committed(await self._commit(message_id, claimer, token, fence))
+
+    async def release(self, message_id: str, *, claimer: str, kind: ReleaseKind = "transient",
+                      note: str | None = None, lease_token: str | None = None) -> None:
+        """Give a claimed message back (transient) or dead-letter it (permanent).
+
+        A transient release counts as one of the message's ``max_attempts`` deliveries:
+        its handler saw it. To give back a message no handler saw, use :meth:`unclaim`.
+        """
+        message_id = check_message_id(message_id)
+        claimer = check_agent_id(claimer, "claimer")
+        kind = check_release_kind(kind)
+        text = check_note(note)
+        fence = check_lease_token(lease_token)
+        mailbox_id = await self._release(message_id, claimer, kind, text, fence)
+        self._counters.count_released(mailbox_id, kind)
+        if kind == "permanent":
+            self._counters.count_dead_lettered(mailbox_id, "permanent_failure")
+
+    async def unclaim(self, message_id: str, *, claimer: str, lease_token: str) -> None:
+        """Give back a claimed message that was never handed to a handler, uncounted.
+
+        The claim is undone: the lease is cleared, the message is pending again in its
+        place, and its ``attempt_count`` is what it was before that claim (so it does not
+        use up one of its ``max_attempts``); no failure is recorded. Fenced by the claim's
+        ``lease_token`` (required): a lease that was swept back or claimed again is
+        refused with ``InvalidStateError`` (``AlreadyCommittedError`` once committed),
+        and then nothing changes. A claimer that crashes instead still spends the
+        attempt: its lease expires and the message comes back counted.
+        """
+        message_id = check_message_id(message_id)
+        claimer = check_agent_id(claimer, "claimer")
+        fence = check_lease_token(lease_token)
+        if fence is None:
+            raise InvalidRequestError("unclaim needs the claim's lease_token")
+        await self._unclaim(message_id, claimer, fence)
+
+    async def reject_validation(self, message_id: str, *, note: str) -> None:
+        """Dead-letter a pending message as ``validation_failed``."""
+        message_id = check_message_id(message_id)
+        text = check_note(note, required=True)
+        assert text is not None
+        mailbox_id = await self._reject(message_id, text)
+        self._counters.count_dead_lettered(mailbox_id, "validation_failed")
+
+    async def is_committed(self, agent_id: str, message_id: str) -> bool:
+        """Whether that message was committed in that mailbox (unknown mailbox: False)."""
+        return await self._is_committed(check_agent_id(agent_id, "mailbox id"),
+                                        check_message_id(message_id))
+
+    # -- dead letters ---------------------------------------------------------------------
+
+    async def dead_letters(self, agent_id: str, *, reason: DeadLetterReason | None = None,
+                           limit: int = 100) -> list[DeadLetterRecord]:
+        """Dead-letter records, oldest first, optionally of one reason."""
+        return await self._dead_letters(check_agent_id(agent_id, "mailbox id"),
+                                        check_reason(reason), check_count(limit, "limit"))
+
+    async def replay(self, message_id: str, *, replayed_by: str,
+                     target_mailbox: str | None = None) -> StoredMessage:
+        """Send a dead letter again as a new message (attempt 0); the record is kept."""
+        message_id = check_message_id(message_id)
+        by = check_agent_id(replayed_by, "replayed_by")
+        target = None if target_mailbox is None else check_agent_id(target_mailbox,
+                                                                     "target_mailbox")
+        sent = await self._replay(message_id, by, target)
+        self._counters.count_sent(sent.mailbox_id)
+        return sent
+
+    async def purge_dead_letters(self, agent_id: str, *, before_ms: int) -> int:
+        """Delete records dead-lettered strictly before ``before_ms``; returns how many."""
+        agent_id = check_agent_id(agent_id, "mailbox id")
+        before = check_int(before_ms, "before_ms", low=-(2**63), high=2**63 - 1)
+        return await self._purge_dead_letters(agent_id, before)
+
+    # -- the backend's half (each after its arguments were checked) ---------------------
+
+    async def _ensure_mailbox(self, config: MailboxConfig) -> MailboxConfig:
+        raise NotImplementedError
+
+    async def _get_mailbox(self, agent_id: str) -> MailboxConfig:
+        raise NotImplementedError
+
+    async def _list_mailboxes(self, limit: int, after: str | None) -> list[MailboxConfig]:
+        raise NotImplementedError
+
+    async def _stats(self, agent_id: str) -> MailboxStats:
+        raise NotImplementedError
+
+    async def _peek(self, agent_id: str, limit: int) -> list[StoredMessage]:
+        raise NotImplementedError
+
+    async def _commit(self, message_id: str, claimer: str, token: str,
+                      fence: str | None) -> str:
+        """Commit; returns the message's mailbox id."""
+        raise NotImplementedError
+
+    async def _release(self, message_id: str, claimer: str, kind: ReleaseKind,
+                       note: str | None, fence: str | None) -> str:
+        """Release; returns the message's mailbox id."""
+        raise NotImplementedError
+
+    async def _unclaim(self, message_id: str, claimer: str, fence: str) -> None:
+        raise NotImplementedError
+
+    async def _reject(self, message_id: str, note: str) -> str:
+        """Reject a pending message; returns its mailbox id."""
+        raise NotImplementedError
+
+    async def _is_committed(self, agent_id: str, message_id: str) -> bool:
+        raise NotImplementedError
+
+    async def _dead_letters(self, agent_id: str, reason: DeadLetterReason | None,
+                            limit: int) -> list[DeadLetterRecord]:
+        raise NotImplementedError
+
+    async def _replay(self, message_id: str, by: str, target: str | None) -> StoredMessage:
+        """Send the dead letter again; the new message (the front counts it sent)."""
+        raise NotImplementedError
+
+    async def _purge_dead_letters(self, agent_id: str, before: int) -> int:
         raise NotImplementedError
 
     def _check_claim(self, agent_id: str, claimer: str,

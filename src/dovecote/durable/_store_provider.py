@@ -14,7 +14,7 @@ from typing import Any
 from dovecote._errors import OptionsError
 from dovecote.addressing import MailAddress, MailMessage, Provider
 from dovecote.codec import Codec, default_codec
-from dovecote.durable._actor_lane import ANONYMOUS, SENDER_HEADER
+from dovecote.durable._lane_spec import ANONYMOUS, SENDER_HEADER
 from dovecote.durable._protocol import MailboxStore
 
 __all__ = ["LETTER_ID_HEADER", "StoreProvider", "store_mailbox_of"]
