@@ -2,7 +2,9 @@
 
 Fresh-vs-duplicate is one ``INSERT OR IGNORE ... RETURNING 1`` (SQLite 3.35+): the row
 comes back only when it was inserted, so it needs no ``changes()`` call that another
-statement on the same transaction could have moved. ``handle`` opens its transaction
+statement on the same transaction could have moved. (``handle``'s fast path reads the
+insert's own row count instead, in the same call on aiosqlite's thread, where nothing
+can run in between; RETURNING costs more.) ``handle`` opens its transaction
 with ``BEGIN IMMEDIATE``, which takes the write lock up front: a second process handling
 the same message waits (the connection's busy timeout, 5 s by default) and then sees the
 first one's commit, instead of both reading "fresh". Timestamps are ISO-8601 text in UTC
@@ -36,7 +38,9 @@ _MIN_VERSION = (3, 35, 0)
 
 
 def _text(moment: datetime) -> str:
-    return moment.astimezone(UTC).isoformat(timespec="microseconds")
+    if moment.tzinfo is not UTC:
+        moment = moment.astimezone(UTC)
+    return moment.isoformat(timespec="microseconds")
 
 
 def _thread_runner(db: Any) -> Callable[..., Awaitable[Any]] | None:
@@ -59,7 +63,9 @@ def _begin_and_insert(db: Any, insert: str, row: tuple[Any, ...]) -> bool:
     raw: sqlite3.Connection = db._conn
     raw.execute("BEGIN IMMEDIATE")
     try:
-        return bool(raw.execute(insert, row).fetchall())
+        # rowcount is sqlite3_changes() of this very statement (no other statement runs in
+        # between, and rows a trigger changes do not count): 1 when inserted, 0 if ignored
+        return bool(raw.execute(insert, row).rowcount == 1)
     except BaseException:
         raw.rollback()
         raise
@@ -69,7 +75,7 @@ def _mark_and_commit(db: Any, mark: tuple[str, tuple[Any, ...]] | None) -> None:
     raw: sqlite3.Connection = db._conn
     try:
         if mark is not None:
-            raw.execute(*mark).fetchall()
+            raw.execute(*mark)
         raw.commit()
     except BaseException:
         raw.rollback()
@@ -106,10 +112,13 @@ class SqliteBackend:
             f"INSERT OR IGNORE INTO {t} (source, message_id, received_at, metadata_json) "
             "VALUES (?, ?, ?, ?) RETURNING 1"
         )
-        self._mark = (
+        self._mark_only = (
             f"UPDATE {t} SET processed_at = COALESCE(processed_at, ?) "
-            "WHERE source = ? AND message_id = ? RETURNING 1"
+            "WHERE source = ? AND message_id = ?"
         )
+        self._mark = f"{self._mark_only} RETURNING 1"
+        # handle's fast path reads the insert's row count in the thread (RETURNING costs more)
+        self._insert_counted = self._insert.removesuffix(" RETURNING 1")
         self._exists = f"SELECT 1 FROM {t} WHERE source = ? AND message_id = ?"
         self._sweep = (
             f"DELETE FROM {t} WHERE received_at < ? AND "
@@ -162,13 +171,15 @@ class SqliteBackend:
             # the mark + COMMIT in another, so handle costs the caller's transaction plus
             # nothing but statements (each trip to the thread costs more than a statement).
             row = (source, message_id, _text(received_at), metadata)
-            fresh = await self._step("record a receive", run, _begin_and_insert, self._insert, row)
+            fresh = await self._step(
+                "record a receive", run, _begin_and_insert, self._insert_counted, row
+            )
             try:
                 yield conn, fresh
             except BaseException:
                 await rollback_quietly(conn.rollback, _ERRORS)
                 raise
-            mark = (self._mark, (_text(now()), source, message_id)) if fresh else None
+            mark = (self._mark_only, (_text(now()), source, message_id)) if fresh else None
             await self._step("commit", run, _mark_and_commit, mark)
 
     async def _step(self, action: str, fn: Any, *args: Any) -> Any:
