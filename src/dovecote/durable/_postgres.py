@@ -203,14 +203,17 @@ class PostgresStore(StoreBase):
         return [row_to_message(row) for row in rows]
 
     async def _claim(self, agent_id: str, claimer: str, lease: int | None) -> Claim | None:
-        config = await self._config(agent_id)
-        statement = self._sql.claim[config.ordering_mode]
+        config = self._configs.get(agent_id) or await self._config(agent_id)
+        fast = self._sql.claim_fast[config.ordering_mode]
+        full = self._sql.claim[config.ordering_mode]
         lease_ms = config.lease_duration_ms if lease is None else lease
         while True:
             now = self._now()
             token = new_ulid(now)
-            row = await self._db.fetchrow("claiming", statement, agent_id, now, claimer, token,
-                                          now + lease_ms, config.max_attempts)
+            args = (agent_id, now, claimer, token, now + lease_ms, config.max_attempts)
+            row = await self._db.fetchrow("claiming", fast, *args)
+            if row is not None and row[0] == "slow":  # dead-lettering or expired leases
+                row = await self._db.fetchrow("claiming", full, *args)
             if row is None:
                 return None
             if row[0] == "dead":

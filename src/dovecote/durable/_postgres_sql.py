@@ -17,6 +17,7 @@ from dovecote.durable._postgres_claim_sql import (
     BY_ID,
     ORDER,
     PEEK_HOLD,
+    claim_fast_statement,
     claim_statement,
     dead_letter_move,
     fifo_hold,
@@ -53,6 +54,7 @@ class Statements:
     admit_fast: str
     peek: dict[str, str]
     claim: dict[str, str]
+    claim_fast: dict[str, str]
     next_wake: str
     commit: str
     release_transient: str
@@ -99,6 +101,10 @@ class Statements:
                 AND x.status = 'pending')"""
         claim = {
             mode: claim_statement(s, fifo_hold(s) if mode == "fifo" else "", order)
+            for mode, order in ORDER.items()
+        }
+        claim_fast = {
+            mode: claim_fast_statement(s, fifo_hold(s) if mode == "fifo" else "", order)
             for mode, order in ORDER.items()
         }
         peek = {
@@ -161,6 +167,7 @@ class Statements:
                 SELECT (SELECT ok FROM ok) AS ok, (SELECT count(*) FROM woke) AS woke""",
             peek=peek,
             claim=claim,
+            claim_fast=claim_fast,
             next_wake=f"""SELECT least(
                 (SELECT min(visible_at_ms) FROM {s}.messages WHERE mailbox_id = $1
                     AND status = 'pending' AND visible_at_ms > $2),
