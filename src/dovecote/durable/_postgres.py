@@ -32,7 +32,12 @@ from dovecote.durable._model import (
 )
 from dovecote.durable._postgres_admit import Admission, Row
 from dovecote.durable._postgres_db import Listener, PgDatabase
-from dovecote.durable._postgres_rows import row_to_dead_letter, row_to_message, settle_refusal
+from dovecote.durable._postgres_rows import (
+    row_to_claimed,
+    row_to_dead_letter,
+    row_to_message,
+    settle_refusal,
+)
 from dovecote.durable._postgres_schema import valid_schema
 from dovecote.durable._sqlite_schema import encode_headers
 from dovecote.durable._store_base import StoreBase, payload_too_large
@@ -210,10 +215,16 @@ class PostgresStore(StoreBase):
         while True:
             now = self._now()
             token = new_ulid(now)
-            args = (agent_id, now, claimer, token, now + lease_ms, config.max_attempts)
+            until = now + lease_ms
+            args = (agent_id, now, claimer, token, until, config.max_attempts)
             row = await self._db.fetchrow("claiming", fast, *args)
-            if row is not None and row[0] == "slow":  # dead-lettering or expired leases
-                row = await self._db.fetchrow("claiming", full, *args)
+            if row is None:
+                return None
+            if row[0] == "claim":
+                self._counters.count_claimed(agent_id)
+                return Claim(row_to_claimed(row, agent_id, claimer, until), until, token)
+            # the rare work (dead-lettering, expired leases) takes the full statement
+            row = await self._db.fetchrow("claiming", full, *args)
             if row is None:
                 return None
             if row[0] == "dead":
