@@ -2,7 +2,8 @@
 
 Open it with ``open_store("postgresql://user@host:5432/db", schema="mail")``. Every
 operation is one statement (its own transaction) on a small asyncpg pool, except sends,
-which are grouped: concurrent sends share one transaction (see ``_postgres_admit``).
+which are grouped: concurrent sends share one transaction (see ``_postgres_admit``), and
+the rare claim or commit whose lean statement hands over to the full one.
 Claims pick with ``FOR UPDATE SKIP LOCKED``, so any number of claimers in any number of
 processes share a mailbox; ``claim_stream`` is woken across processes by LISTEN/NOTIFY.
 Mailbox configurations never change after creation, so each process caches them.
@@ -285,8 +286,16 @@ class PostgresStore(StoreBase):
 
     async def _commit(self, message_id: str, claimer: str, token: str,
                       fence: str | None) -> str:
-        return await self._settle("committing", self._sql.commit, message_id, claimer,
-                                  claimer, self._now(), token, fence, lease_token=fence)
+        now = self._now()
+        row = await self._db.fetchrow("committing", self._sql.commit_fast, message_id,
+                                      claimer, now, token, fence)
+        if row is None:  # refused: the full statement tries again and names the reason
+            return await self._settle("committing", self._sql.commit, message_id, claimer,
+                                      claimer, now, token, fence, lease_token=fence)
+        mailbox_id: str = row[0]
+        if row[1]:
+            self._signals.notify(mailbox_id)
+        return mailbox_id
 
     async def _release(self, message_id: str, claimer: str, kind: ReleaseKind,
                        note: str | None, fence: str | None) -> str:
