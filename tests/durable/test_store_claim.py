@@ -171,6 +171,24 @@ async def test_an_expired_lease_is_reclaimable_and_counts_a_delivery(
     assert second.message.attempt_count == 2
 
 
+async def test_a_claim_returns_the_other_expired_leases_to_pending(
+    store: Any, clock: ManualClock
+) -> None:
+    await store.ensure_mailbox("q", ordering_mode="unordered")
+    for _ in range(3):
+        await store.send("q", b"x", sender="s")
+    for _ in range(2):
+        assert await store.claim("q", claimer="c1", lease_duration_ms=50) is not None
+    clock.advance(1.0)
+    # the oldest expired lease is claimed again; the other one is pending again at once
+    again = await store.claim("q", claimer="c2")
+    assert again is not None
+    assert again.message.attempt_count == 2
+    stats = await store.stats("q")
+    assert (stats.pending_count, stats.claimed_count) == (2, 1)
+    assert (await store.sweep()).leases_recovered == 0
+
+
 async def test_a_zero_lease_is_expired_at_once(store: Any) -> None:
     sent = await store.send("q", b"x", sender="s")
     first = await store.claim("q", claimer="w", lease_duration_ms=0)

@@ -2,7 +2,8 @@
 
 Open it with ``open_store("postgresql://user@host:5432/db", schema="mail")``. Every
 operation is one statement (its own transaction) on a small asyncpg pool, except sends,
-which are grouped: concurrent sends share one transaction (see ``_postgres_admit``).
+which are grouped: concurrent sends share one transaction (see ``_postgres_admit``), and
+the rare claim or commit whose lean statement hands over to the full one.
 Claims pick with ``FOR UPDATE SKIP LOCKED``, so any number of claimers in any number of
 processes share a mailbox; ``claim_stream`` is woken across processes by LISTEN/NOTIFY.
 Mailbox configurations never change after creation, so each process caches them.
@@ -32,7 +33,12 @@ from dovecote.durable._model import (
 )
 from dovecote.durable._postgres_admit import Admission, Row
 from dovecote.durable._postgres_db import Listener, PgDatabase
-from dovecote.durable._postgres_rows import row_to_dead_letter, row_to_message, settle_refusal
+from dovecote.durable._postgres_rows import (
+    row_to_claimed,
+    row_to_dead_letter,
+    row_to_message,
+    settle_refusal,
+)
 from dovecote.durable._postgres_schema import valid_schema
 from dovecote.durable._sqlite_schema import encode_headers
 from dovecote.durable._store_base import StoreBase, payload_too_large
@@ -203,14 +209,23 @@ class PostgresStore(StoreBase):
         return [row_to_message(row) for row in rows]
 
     async def _claim(self, agent_id: str, claimer: str, lease: int | None) -> Claim | None:
-        config = await self._config(agent_id)
-        statement = self._sql.claim[config.ordering_mode]
+        config = self._configs.get(agent_id) or await self._config(agent_id)
+        fast = self._sql.claim_fast[config.ordering_mode]
+        full = self._sql.claim[config.ordering_mode]
         lease_ms = config.lease_duration_ms if lease is None else lease
         while True:
             now = self._now()
             token = new_ulid(now)
-            row = await self._db.fetchrow("claiming", statement, agent_id, now, claimer, token,
-                                          now + lease_ms, config.max_attempts)
+            until = now + lease_ms
+            args = (agent_id, now, claimer, token, until, config.max_attempts)
+            row = await self._db.fetchrow("claiming", fast, *args)
+            if row is None:
+                return None
+            if row[0] == "claim":
+                self._counters.count_claimed(agent_id)
+                return Claim(row_to_claimed(row, agent_id, claimer, until), until, token)
+            # the rare work (dead-lettering, expired leases) takes the full statement
+            row = await self._db.fetchrow("claiming", full, *args)
             if row is None:
                 return None
             if row[0] == "dead":
@@ -271,8 +286,16 @@ class PostgresStore(StoreBase):
 
     async def _commit(self, message_id: str, claimer: str, token: str,
                       fence: str | None) -> str:
-        return await self._settle("committing", self._sql.commit, message_id, claimer,
-                                  claimer, self._now(), token, fence, lease_token=fence)
+        now = self._now()
+        row = await self._db.fetchrow("committing", self._sql.commit_fast, message_id,
+                                      claimer, now, token, fence)
+        if row is None:  # refused: the full statement tries again and names the reason
+            return await self._settle("committing", self._sql.commit, message_id, claimer,
+                                      claimer, now, token, fence, lease_token=fence)
+        mailbox_id: str = row[0]
+        if row[1]:
+            self._signals.notify(mailbox_id)
+        return mailbox_id
 
     async def _release(self, message_id: str, claimer: str, kind: ReleaseKind,
                        note: str | None, fence: str | None) -> str:

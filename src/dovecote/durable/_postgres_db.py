@@ -42,6 +42,15 @@ def _describe(error: BaseException) -> str:
     return f"{type(error).__name__}{f' [{state}]' if state else ''}: {text}"
 
 
+#: what a database failure raises (each becomes a :class:`StorageError`)
+_FAILURES = (asyncpg.PostgresError, asyncpg.InterfaceError, asyncpg.InternalClientError,
+             OSError)
+
+
+def _storage_error(doing: str, error: BaseException) -> StorageError:
+    return StorageError(f"PostgreSQL failed while {doing}: {_describe(error)}")
+
+
 @contextlib.contextmanager
 def storage_errors(doing: str) -> Any:
     """Translate a database failure while ``doing`` into :class:`StorageError`."""
@@ -49,9 +58,8 @@ def storage_errors(doing: str) -> Any:
         yield
     except StoreError:
         raise
-    except (asyncpg.PostgresError, asyncpg.InterfaceError, asyncpg.InternalClientError,
-            OSError) as error:
-        raise StorageError(f"PostgreSQL failed while {doing}: {_describe(error)}") from error
+    except _FAILURES as error:
+        raise _storage_error(doing, error) from error
 
 
 class PgDatabase:
@@ -85,23 +93,24 @@ class PgDatabase:
 
     async def run(self, doing: str, call: Callable[[Any], Awaitable[_T]]) -> _T:
         """``call(connection)`` on a pooled connection; one retry on deadlock/serialization."""
+        # storage_errors written out: this runs for every statement
         for attempt in (1, 2):
             try:
-                with storage_errors(doing):
-                    conn = await self.pool.acquire()
-                    try:
-                        return await call(conn)
-                    except BaseException as error:
-                        if not isinstance(error, asyncpg.PostgresError):
-                            conn.terminate()  # a client-side failure: the connection is suspect
-                        raise
-                    finally:
-                        self.pool.release(conn)
-            except StorageError as error:
-                cause = error.__cause__
-                if attempt == 2 or getattr(cause, "sqlstate", None) not in _RETRY:
+                conn = await self.pool.acquire()
+                try:
+                    return await call(conn)
+                except BaseException as error:
+                    if not isinstance(error, asyncpg.PostgresError):
+                        conn.terminate()  # a client-side failure: the connection is suspect
                     raise
-                _log.info("retrying after a transient conflict", doing=doing, error=str(cause))
+                finally:
+                    self.pool.release(conn)
+            except StoreError:
+                raise
+            except _FAILURES as error:
+                if attempt == 2 or getattr(error, "sqlstate", None) not in _RETRY:
+                    raise _storage_error(doing, error) from error
+                _log.info("retrying after a transient conflict", doing=doing, error=str(error))
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def fetch(self, doing: str, query: str, *args: object) -> list[asyncpg.Record]:

@@ -6,7 +6,9 @@ Claims pick with ``FOR UPDATE SKIP LOCKED`` (many processes share one mailbox); 
 statement that makes a message claimable calls ``pg_notify`` (delivered on commit), so
 ``claim_stream`` in any process wakes without polling. A commit, release or rejection
 that matches nothing also returns the row as it was, so the store names the reason
-without a second query (and nothing changed).
+without a second query (and nothing changed). Claims and commits first try a lean
+statement for the usual case (``claim_fast``, ``commit_fast``: no row when a commit is
+refused) and run the full one only when that reports it is needed.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from dovecote.durable._postgres_claim_sql import (
     BY_ID,
     ORDER,
     PEEK_HOLD,
+    claim_fast_statement,
     claim_statement,
     dead_letter_move,
     fifo_hold,
@@ -53,8 +56,10 @@ class Statements:
     admit_fast: str
     peek: dict[str, str]
     claim: dict[str, str]
+    claim_fast: dict[str, str]
     next_wake: str
     commit: str
+    commit_fast: str
     release_transient: str
     release_permanent: str
     unclaim: str
@@ -97,8 +102,20 @@ class Statements:
               AND EXISTS (SELECT 1 FROM {s}.messages x WHERE x.mailbox_id = d.mailbox_id
                 AND x.sender_id = d.sender_id AND x.status IN ('pending', 'claimed')
                 AND x.status = 'pending')"""
+        commit_ctes = f"""WITH done AS (
+                    UPDATE {s}.messages SET status = 'committed', committed_at_ms = $3,
+                        checkpoint_token = $4, lease_expires_at_ms = NULL, lease_token = NULL
+                    WHERE message_id = $1 AND {BY_ID}'claimed' AND claimed_by = $2
+                      AND ($5::text IS NULL OR lease_token = $5)
+                    RETURNING mailbox_id, sender_id),
+                settle AS ({settle_one}),
+                woke AS ({notify_next})"""
         claim = {
             mode: claim_statement(s, fifo_hold(s) if mode == "fifo" else "", order)
+            for mode, order in ORDER.items()
+        }
+        claim_fast = {
+            mode: claim_fast_statement(s, fifo_hold(s) if mode == "fifo" else "", order)
             for mode, order in ORDER.items()
         }
         peek = {
@@ -161,21 +178,17 @@ class Statements:
                 SELECT (SELECT ok FROM ok) AS ok, (SELECT count(*) FROM woke) AS woke""",
             peek=peek,
             claim=claim,
+            claim_fast=claim_fast,
             next_wake=f"""SELECT least(
                 (SELECT min(visible_at_ms) FROM {s}.messages WHERE mailbox_id = $1
                     AND status = 'pending' AND visible_at_ms > $2),
                 (SELECT min(lease_expires_at_ms) FROM {s}.messages WHERE mailbox_id = $1
                     AND status = 'claimed' AND lease_expires_at_ms > $2))""",
-            commit=f"""WITH done AS (
-                    UPDATE {s}.messages SET status = 'committed', committed_at_ms = $3,
-                        checkpoint_token = $4, lease_expires_at_ms = NULL, lease_token = NULL
-                    WHERE message_id = $1 AND {BY_ID}'claimed' AND claimed_by = $2
-                      AND ($5::text IS NULL OR lease_token = $5)
-                    RETURNING mailbox_id, sender_id),
-                settle AS ({settle_one}),
-                woke AS ({notify_next})
+            commit=f"""{commit_ctes}
                 SELECT (SELECT mailbox_id FROM done) AS done, (SELECT count(*) FROM woke),
                     s.* FROM (SELECT 1) one LEFT JOIN ({state}) s ON true""",
+            commit_fast=f"""{commit_ctes}
+                SELECT d.mailbox_id, (SELECT count(*) FROM woke) FROM done d""",
             release_transient=f"""WITH done AS (
                     UPDATE {s}.messages SET status = 'pending', claimed_by = NULL,
                         lease_token = NULL, lease_expires_at_ms = NULL,
