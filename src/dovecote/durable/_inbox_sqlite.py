@@ -65,7 +65,7 @@ def _begin_and_insert(db: Any, insert: str, row: tuple[Any, ...]) -> bool:
     try:
         # rowcount is sqlite3_changes() of this very statement (no other statement runs in
         # between, and rows a trigger changes do not count): 1 when inserted, 0 if ignored
-        return bool(raw.execute(insert, row).rowcount == 1)
+        return raw.execute(insert, row).rowcount == 1
     except BaseException:
         raw.rollback()
         raise

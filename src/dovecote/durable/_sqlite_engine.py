@@ -110,11 +110,16 @@ class SqliteEngine:
             return future
         self._scheduled = True  # what comes later in this turn waits for the next flush
         loop.call_soon(self._flush)
-        if write and self._offload_commit and self._sync_s >= INLINE_SYNC_S:
+        if self._offloads(write):
             self._start([item])
         else:
             self._run_one(op, args, future, write)
         return future
+
+    def _offloads(self, write: bool) -> bool:
+        """Whether a lone operation's commit goes to the helper thread (a ``"full"`` write
+        while recent fsyncs were slow); otherwise it runs inline via :meth:`_run_one`."""
+        return write and self._offload_commit and self._sync_s >= INLINE_SYNC_S
 
     def _run_one(self, op: Callable[..., T], args: tuple[Any, ...],
                  future: asyncio.Future[T], write: bool) -> None:
@@ -221,9 +226,7 @@ class SqliteEngine:
             self._notify_idle()
             return
         pending = self._pending
-        if len(pending) == 1 and not (
-            pending[0][3] and self._offload_commit and self._sync_s >= INLINE_SYNC_S
-        ):
+        if len(pending) == 1 and not self._offloads(pending[0][3]):
             op, args, future, write = pending.pop()
             if not future.cancelled():  # a caller cancelled before its batch ran
                 self._run_one(op, args, future, write)
