@@ -1,6 +1,7 @@
 """How a node reads and writes its NATS connection: from the parser, straight to the
 socket, a burst in one write, an answer behind the tells sent before it, and nats-py's
-own way when its internals are not as known."""
+own way (its subscription callback, flusher and read loop) when its internals are not as
+known."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 from remote_kit import TIMEOUT, Echo, Recorder, Relay, spawn_on_b, tell_and_ask
 
 from dovecote import Actor, ActorNotFoundError, ActorSystem, AskTimeoutError
-from dovecote.remote import RemoteError, _nats_io
+from dovecote.remote import RemoteError, _nats_io, _nats_reader
 
 
 def io_of(system: ActorSystem) -> Any:
@@ -79,12 +80,24 @@ async def test_without_the_known_nats_py_internals_everything_takes_nats_pys_way
     system_name: str, fast: Callable[..., Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(_nats_io, "_has_internals", lambda nc: False)
+    monkeypatch.setattr(_nats_reader, "_stream_reader", lambda nc: None)
     async with (
         ActorSystem(system_name, host="node-a", remote=fast()) as a,
         ActorSystem(system_name, host="node-b", remote=fast()) as b,
     ):
         assert not io_of(a).delivering
         assert not io_of(a).direct
+        assert not a._remote.reader.active  # type: ignore[union-attr]
+        assert not a._remote.reader.install()  # type: ignore[union-attr]
+        nc: Any = a._remote._nc  # type: ignore[union-attr]
+        parse = nc._ps.parse
+        parsed_in: set[Any] = set()
+
+        async def recording(data: bytes = b"") -> None:
+            parsed_in.add(asyncio.current_task())
+            await parse(data)
+
+        nc._ps.parse = recording
         b.spawn(Recorder, "rec")
         b.spawn(Echo, "echo")
         rec = a.resolve(b.resolve("/user/rec").address)
@@ -96,6 +109,7 @@ async def test_without_the_known_nats_py_internals_everything_takes_nats_pys_way
             await a.resolve(f"nats://{system_name}@node-b/user/nobody").ask(1, timeout=TIMEOUT)
         with pytest.raises(ActorNotFoundError):  # no responders
             await a.resolve(f"nats://{system_name}@nowhere/user/x").ask(1, timeout=TIMEOUT)
+        assert parsed_in == {nc._reading_task}  # nats-py's read loop read every byte
 
 
 class Stuck(Actor):

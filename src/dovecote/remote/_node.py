@@ -7,9 +7,11 @@ reply subject under this node's own prefix (``<node>._r.<token>``): every answer
 arrives on the node's one subscription and is matched to its future by token; its
 deadline is kept by the system's AskTimeouts, like a local ask's.
 
-Receiving: the node subscription (served from nats-py's parser by ``NatsIO``) hands each
-message to the actor its subject names, in arrival order (NATS keeps one connection's
-messages in order), so tells and asks from one node to one actor share one lane.
+Receiving: the socket's bytes are parsed in the iteration they arrive (``InlineReader``,
+see _nats_reader); the node subscription (served from nats-py's parser by ``NatsIO``)
+hands each message to the actor its subject names, in arrival order (NATS keeps one
+connection's messages in order), so tells and asks from one node to one actor share one
+lane.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from dovecote.remote._errors import (
 from dovecote.remote._inbound import Inbound
 from dovecote.remote._membership import Cluster
 from dovecote.remote._nats_io import NatsIO
+from dovecote.remote._nats_reader import InlineReader
 from dovecote.remote._outbox import Outbox
 from dovecote.remote._ref import RemoteRef, RemoteTarget
 from dovecote.remote._replies import settle
@@ -84,6 +87,7 @@ class NatsTransport:
         self._control = self.prefix + "._c"
         self._nc: Client | None = None
         self._io: NatsIO | None = None
+        self._reader: InlineReader | None = None
         self._connected = False
         self._started = False
         self._closing = False
@@ -153,6 +157,7 @@ class NatsTransport:
         )
         self._nc = nc
         self._io = NatsIO(self.loop, nc)
+        self._reader = InlineReader(self.loop, nc)
         try:
             try:  # is another live node already serving this prefix?
                 await nc.request(self._control, w.encode_frame(w.PING), timeout=0.5)
@@ -173,6 +178,7 @@ class NatsTransport:
             )
             self._io.deliver(subscription._id, self._inbound.on_raw)
             await nc.flush()
+            self._reader.install()
             self._connected = True
             self._system.event_stream.subscribe(self.watches.actor_stopped, ActorStopped)
             await self._cluster.join(nc.jetstream())
@@ -216,6 +222,8 @@ class NatsTransport:
 
     async def _reconnected(self) -> None:
         self._set_connected(not self._closing)
+        if self._reader is not None:
+            self._reader.install()  # the new connection's reader
         _log.warning("reconnected to NATS", node=self.prefix)
 
     async def _error(self, error: Exception) -> None:
@@ -246,6 +254,11 @@ class NatsTransport:
     def io(self) -> NatsIO | None:
         """How this node reads and writes its NATS connection (None before start)."""
         return self._io
+
+    @property
+    def reader(self) -> InlineReader | None:
+        """How this node's socket is read (None before start)."""
+        return self._reader
 
     def publish(self, subject: str, payload: bytes, reply: str = "") -> None:
         """Publish one NATS message now, without awaiting; MessageTooLargeError if it is
