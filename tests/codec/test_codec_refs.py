@@ -86,3 +86,88 @@ def test_the_codec_is_a_leaf() -> None:
                 assert not module.startswith("dovecote.") or module.startswith(
                     ("dovecote._errors", "dovecote.codec")
                 ), f"{path.name} imports {module}"
+
+
+class Resolver:
+    """An AddressResolver that names itself in what it resolves."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def resolve(self, address: str) -> tuple[str, str]:
+        return (self.name, address)
+
+
+class SlottedResolver:
+    """A resolver that cannot be weakly referenced (the codec falls back to a context
+    variable for it)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def resolve(self, address: str) -> tuple[str, str]:
+        return (self.name, address)
+
+
+def nested_refs(address: str) -> bytes:
+    """A ref at the top, inside a registered class and a set, and in a dict with tuple keys."""
+    ref = ActorAddress(address)
+    return encode([ref, Envelope(None, [ref, {ref}]), {(1, 2): ref}])
+
+
+def test_each_system_resolves_its_own_refs_whatever_order_they_decode_in() -> None:
+    from dovecote.codec import default_codec
+
+    data = nested_refs("mem://s@h/user/x")
+    resolvers = [Resolver("a"), Resolver("b"), SlottedResolver("c"), Resolver("a2")]
+    for resolver in resolvers * 3 + resolvers[::-1]:
+        expected = (resolver.name, "mem://s@h/user/x")
+        top, envelope, pairs = default_codec.decode(data, system=resolver)
+        assert top == expected
+        assert envelope == Envelope(None, [expected, {expected}])
+        assert pairs == {(1, 2): expected}
+    assert decode(data)[0] == ActorAddress("mem://s@h/user/x")  # and without a system
+
+
+def test_the_codec_keeps_no_system_alive() -> None:
+    import gc
+    import weakref
+
+    from dovecote.codec import default_codec
+
+    resolver = Resolver("short-lived")
+    gone = weakref.ref(resolver)
+    assert default_codec.decode(nested_refs("mem://s@h/user/y"), system=resolver)[0] == (
+        "short-lived",
+        "mem://s@h/user/y",
+    )
+    key = id(resolver)
+    del resolver
+    gc.collect()
+    assert gone() is None
+    assert key not in default_codec._decoders
+
+
+def test_threads_decoding_for_different_systems_do_not_mix_them_up() -> None:
+    import threading
+
+    data = nested_refs("mem://s@h/user/z")
+    wrong: list[object] = []
+
+    def decode_for(resolver: Resolver | SlottedResolver) -> None:
+        for _ in range(2_000):
+            top = decode(data, system=resolver)[0]  # type: ignore[arg-type]
+            if top != (resolver.name, "mem://s@h/user/z"):
+                wrong.append(top)
+
+    threads = [
+        threading.Thread(target=decode_for, args=(r,))
+        for r in (Resolver("t1"), Resolver("t2"), SlottedResolver("t3"), SlottedResolver("t4"))
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert wrong == []

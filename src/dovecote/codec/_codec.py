@@ -25,6 +25,7 @@ import contextvars
 import datetime as dt
 import decimal
 import uuid
+import weakref
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -46,9 +47,34 @@ _SET, _FROZENSET, _PAIRS = 10, 11, 12
 _INT_MIN, _INT_MAX = -(2**63), 2**64 - 1
 # Keys a MessagePack map can carry and msgspec decodes back as themselves.
 _PLAIN_KEYS = frozenset({str, int, float, bytes, bool, type(None)})
+_BINARY = (bytes, bytearray, memoryview)
+_NO_WEAKREF: set[type] = set()  # resolver classes whose instances take no weak reference
+# The resolver of a decode whose system cannot be weakly referenced (see Codec.decode).
 _resolver: contextvars.ContextVar[AddressResolver | None] = contextvars.ContextVar(
     "dovecote_codec_resolver", default=None
 )
+
+
+class _Hook:
+    """A decoder's ext_hook: the codec's extensions, refs resolved by one system.
+
+    ``resolver`` is a weak reference (the codec outlives the systems it decodes for), or
+    None for the codec's own decoder, which takes the resolver from a context variable.
+    """
+
+    __slots__ = ("codec", "decode", "resolver")
+
+    def __init__(self, codec: Codec, resolver: weakref.ref[Any] | None) -> None:
+        self.codec = codec
+        self.resolver = resolver
+        self.decode: Callable[[Any], Any] = _unset
+
+    def __call__(self, code: int, data: memoryview) -> Any:
+        return self.codec._extension(code, data, self)
+
+
+def _unset(data: Any) -> Any:
+    raise AssertionError("the hook's decoder is not set")
 
 
 def _freeze_key(value: Any) -> Any:
@@ -65,12 +91,19 @@ class Codec:
     make your own ``Codec()`` when a component wants a registry of its own.
     """
 
-    __slots__ = ("_decoder", "_encoder", "_extensions", "registry")
+    __slots__ = ("_decoder", "_decoders", "_encoder", "_extensions", "_recent", "registry")
 
     def __init__(self) -> None:
         self.registry = TypeRegistry()
         self._encoder = msgspec.msgpack.Encoder()
-        self._decoder = msgspec.msgpack.Decoder(ext_hook=self._ext_hook)
+        self._decoder = self._new_decoder(None)
+        # one decoder per system decoded for (by id, with a weak reference to the system),
+        # and the last one used, so a decode sets no context variable
+        self._decoders: dict[int, tuple[weakref.ref[Any], msgspec.msgpack.Decoder[Any]]] = {}
+        self._recent: tuple[weakref.ref[Any] | None, msgspec.msgpack.Decoder[Any]] = (
+            None,
+            self._decoder,
+        )
         encode = self._encoder.encode
         self._extensions: dict[type, Callable[[Any], Ext]] = {
             dt.datetime: lambda v: Ext(_DATETIME, v.isoformat().encode()),
@@ -141,11 +174,25 @@ class Codec:
         Without ``system`` refs arrive as :class:`ActorAddress`. Malformed bytes, unknown
         extension codes or type names raise :class:`SerializationError`.
         """
-        if not isinstance(data, bytes | bytearray | memoryview):
+        if not isinstance(data, _BINARY):
             raise SerializationError(f"decode() takes bytes, got {type(data).__qualname__}")
-        token = _resolver.set(system) if system is not None else None
+        token = None
+        if system is None:
+            decoder = self._decoder
+        else:
+            recent = self._recent
+            ref = recent[0]
+            if ref is not None and ref() is system:
+                decoder = recent[1]
+            else:
+                found = self._decoder_for(system)
+                if found is None:  # (a resolver that takes no weak reference)
+                    decoder = self._decoder
+                    token = _resolver.set(system)
+                else:
+                    decoder = found
         try:
-            return self._decoder.decode(data)
+            return decoder.decode(data)
         except SerializationError:
             raise
         except Exception as exc:
@@ -154,9 +201,38 @@ class Codec:
             if token is not None:
                 _resolver.reset(token)
 
-    def _ext_hook(self, code: int, data: memoryview) -> Any:
+    def _new_decoder(self, resolver: weakref.ref[Any] | None) -> msgspec.msgpack.Decoder[Any]:
+        hook = _Hook(self, resolver)
+        decoder: msgspec.msgpack.Decoder[Any] = msgspec.msgpack.Decoder(ext_hook=hook)
+        hook.decode = decoder.decode
+        return decoder
+
+    def _decoder_for(self, system: AddressResolver) -> msgspec.msgpack.Decoder[Any] | None:
+        """``system``'s own decoder (made on first use, dropped with the system)."""
+        key = id(system)
+        decoders = self._decoders
+        entry = decoders.get(key)
+        if entry is None or entry[0]() is not system:
+
+            def forget(gone: weakref.ref[Any]) -> None:
+                held = decoders.get(key)
+                if held is not None and held[0] is gone:
+                    del decoders[key]
+
+            if type(system) in _NO_WEAKREF:
+                return None
+            try:
+                ref = weakref.ref(system, forget)
+            except TypeError:
+                _NO_WEAKREF.add(type(system))
+                return None
+            entry = decoders[key] = (ref, self._new_decoder(ref))
+        self._recent = entry
+        return entry[1]
+
+    def _extension(self, code: int, data: memoryview, hook: _Hook) -> Any:
         if code == _OBJECT:
-            name, body = self._decoder.decode(data)
+            name, body = hook.decode(data)
             spec = self.registry.by_name(name) if isinstance(name, str) else None
             if spec is None:
                 raise SerializationError(f"unknown codec type name {name!r}")
@@ -165,7 +241,8 @@ class Codec:
             except msgspec.ValidationError as exc:
                 raise SerializationError(f"bad fields for {name!r}: {exc}") from exc
         if code == _ADDRESS:
-            return self._address(bytes(data).decode())
+            resolver = hook.resolver() if hook.resolver is not None else _resolver.get()
+            return self._address(bytes(data).decode(), resolver)
         if code == _DATETIME:
             return dt.datetime.fromisoformat(bytes(data).decode())
         if code == _UUID:
@@ -175,21 +252,20 @@ class Codec:
         if code == _TIME:
             return dt.time.fromisoformat(bytes(data).decode())
         if code == _TIMEDELTA:
-            days, seconds, micros = self._decoder.decode(data)
+            days, seconds, micros = hook.decode(data)
             return dt.timedelta(days=days, seconds=seconds, microseconds=micros)
         if code == _DECIMAL:
             return decimal.Decimal(bytes(data).decode())
         if code == _BIGINT:
             return int(bytes(data).decode())
         if code in (_SET, _FROZENSET):
-            items = (_freeze_key(v) for v in self._decoder.decode(data))
+            items = (_freeze_key(v) for v in hook.decode(data))
             return set(items) if code == _SET else frozenset(items)
         if code == _PAIRS:
-            return {_freeze_key(k): v for k, v in self._decoder.decode(data)}
+            return {_freeze_key(k): v for k, v in hook.decode(data)}
         raise SerializationError(f"unknown MessagePack extension code {code}")
 
-    def _address(self, address: str) -> Any:
-        resolver = _resolver.get()
+    def _address(self, address: str, resolver: AddressResolver | None) -> Any:
         if resolver is None:
             return ActorAddress(address)
         try:
