@@ -119,3 +119,8 @@ async def test_a_protocol_error_makes_nats_py_reconnect_and_the_new_socket_is_re
     tasks = parsing_tasks(a)
     assert await remote.ask(3, timeout=TIMEOUT) == ["echo", 3]
     assert set(tasks) == {None}
+    # bytes on the old connection's reader are nats-py's no more: left there, unparsed
+    old.feed_data(b"NOT-NATS\r\n")
+    assert bytes(old._buffer) == b"NOT-NATS\r\n"
+    assert await remote.ask(4, timeout=TIMEOUT) == ["echo", 4]
+    assert transport.connected

@@ -19,6 +19,8 @@ wait. An error from the parser is handed to nats-py as its read loop would
 
 The hook goes on only while the read loop is waiting on an empty reader, so no bytes
 are parsed by both or out of order; after a reconnect (a new reader) it is put on again.
+Bytes that reach a reader nats-py no longer reads (its read task ended or was cancelled,
+or a newer connection's reader took over) are left in that reader, as without the hook.
 All of this rests on nats-py internals (``_transport._io_reader``, ``_ps``,
 ``_process_op_err``, ``_reading_task``); when they are not as expected (another
 transport, such as websockets), nothing is changed and nats-py reads as usual.
@@ -28,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
@@ -125,13 +128,19 @@ class InlineReader:
         self._backlog.clear()
         self._backlog_size = 0
         self._paused = False
-        reader.feed_data = self._feed  # type: ignore[method-assign, assignment]
+        reader.feed_data = functools.partial(self._feed, reader)  # type: ignore[method-assign]
         self._reader = reader
         self._hooked = None
 
     # -- the bytes --------------------------------------------------------------------------
-    def _feed(self, data: bytes) -> None:
+    def _feed(self, reader: asyncio.StreamReader, data: bytes) -> None:
         """``StreamReader.feed_data`` of the hooked reader: parse now, in order."""
+        task = self._nc._reading_task
+        if reader is not self._reader or task is None or task.done():
+            # nats-py stopped reading this connection (closing, or reconnecting to a new
+            # one): the bytes stay in the reader, unread, as they would without the hook
+            asyncio.StreamReader.feed_data(reader, data)
+            return
         if self._parsing:
             self._queue(data)
             return
