@@ -30,7 +30,7 @@ from dovecote.actors._hosted_mailbox import notify_attached
 from dovecote.actors._metrics_wiring import DropCounter
 from dovecote.actors._ref import ActorRef
 from dovecote.dispatch import CoroutineType
-from dovecote.mailboxes import Mailbox
+from dovecote.mailboxes import BoundedMailbox, Mailbox
 from dovecote.observability import get_logger
 
 if TYPE_CHECKING:
@@ -58,6 +58,7 @@ class ActorCell(HandlerCalls):
     """
 
     __slots__ = (
+        "_bounded",
         "_children_waiter",
         "_class_name",
         "_factory",
@@ -105,6 +106,8 @@ class ActorCell(HandlerCalls):
         # drain); None for other mailboxes and for cells that drain their own way. Set by
         # _attach_mailbox, at spawn and on restart.
         self._queue: deque[Any] | None = None
+        # The mailbox when it is a BoundedMailbox (tell's second fast path), else None.
+        self._bounded: BoundedMailbox | None = None
         self._throughput = options.throughput or system._throughput
         self._actor: Actor | None = None
         self._behavior: Callable[[Any], Any] = _not_started
@@ -165,11 +168,14 @@ class ActorCell(HandlerCalls):
         """Attach ``mailbox`` (at spawn and on restart): its owner, the fast-path queue,
         drop counting, and a hosted mailbox's host."""
         mailbox.owner = self.path
+        plain_cell = type(self) is ActorCell
         if type(mailbox) is Mailbox:
             # the fast paths (tell, ask, the inlined drain) are for event-loop cells only
-            self._queue = mailbox._user if type(self) is ActorCell else None
+            self._queue = mailbox._user if plain_cell else None
+            self._bounded = None
             return
         self._queue = None
+        self._bounded = mailbox if plain_cell and type(mailbox) is BoundedMailbox else None
         observe = getattr(mailbox, "observe_drops", None)
         if observe is not None:
             observe(DropCounter(self))

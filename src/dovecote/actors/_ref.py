@@ -22,6 +22,7 @@ from dovecote.actors._type_params import M, R
 from dovecote.mailboxes import Envelope
 
 if TYPE_CHECKING:
+    from collections import deque
     from collections.abc import Callable
 
     from dovecote.actors._cell import ActorCell
@@ -97,6 +98,26 @@ class ActorRef(Generic[M, R]):
                         system._schedule(cell)
                     elif not system._hop(system._schedule, cell):
                         system._dead_letters += 1  # the loop is closed: counted, never run
+                return
+            bounded = cell._bounded
+            if (
+                bounded is not None
+                and _get_ident() == cell._system._loop_thread
+                and not isinstance(message, Envelope)
+            ):
+                # A BoundedMailbox on the loop thread: BoundedMailbox.post, inlined while
+                # there is room; when full, post() applies the policy (it may raise
+                # MailboxFullError). Then the turn is scheduled as above.
+                user: deque[Any] = bounded._user  # (bare messages travel too)
+                if len(user) < bounded._capacity:
+                    user.append(message)
+                    if len(user) >= bounded._next_warn:
+                        bounded._grew(len(user))
+                else:
+                    bounded.post(message)
+                if not cell._scheduled:
+                    cell._scheduled = True
+                    cell._system._schedule(cell)
                 return
         self._tell_slow(message, sender)
 

@@ -122,6 +122,7 @@ def _finalize(cell: ActorCell) -> None:
     old = cell._mailbox
     cell._mailbox = DeadLetterMailbox(cell)
     cell._queue = None
+    cell._bounded = None
     for env in cell._stash or ():
         system._lose(env, cell, DeadLetterReason.QUEUED_AT_STOP)
     cell._stash = None
