@@ -6,6 +6,7 @@ as usual: test_remote_wire_io.)"""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import Any
 
 import pytest
@@ -119,8 +120,48 @@ async def test_a_protocol_error_makes_nats_py_reconnect_and_the_new_socket_is_re
     tasks = parsing_tasks(a)
     assert await remote.ask(3, timeout=TIMEOUT) == ["echo", 3]
     assert set(tasks) == {None}
-    # bytes on the old connection's reader are nats-py's no more: left there, unparsed
-    old.feed_data(b"NOT-NATS\r\n")
-    assert bytes(old._buffer) == b"NOT-NATS\r\n"
-    assert await remote.ask(4, timeout=TIMEOUT) == ["echo", 4]
-    assert transport.connected
+
+
+async def test_bytes_that_arrive_once_nats_py_stopped_reading_stay_unread(nats: str) -> None:
+    import nats as nats_client
+
+    nc = await nats_client.connect(nats, allow_reconnect=False)
+    other = await nats_client.connect(nats)
+    try:
+        got: list[bytes] = []
+
+        async def on_msg(msg: Any) -> None:
+            got.append(msg.data)
+
+        reader = _nats_reader.InlineReader(asyncio.get_running_loop(), nc)
+        sub = await nc.subscribe("inline.reader.stopped", cb=on_msg)
+        await nc.flush()
+        assert reader.install()
+        await nc.flush(timeout=TIMEOUT)  # a round trip: the read loop was idle, it is hooked
+        assert reader.active
+        await other.publish("inline.reader.stopped", b"one")
+        await other.flush()
+        await nc.flush(timeout=TIMEOUT)
+        assert sub._pending_queue.qsize() + len(got) == 1
+        # nats-py stops reading (as it does first when it reconnects): what comes now stays
+        nc._reading_task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await nc._reading_task
+        stream = reader._reader
+        fed = asyncio.Event()
+        feed = stream.feed_data
+
+        def feed_and_tell(data: bytes) -> None:
+            feed(data)
+            fed.set()
+
+        stream.feed_data = feed_and_tell
+        await other.publish("inline.reader.stopped", b"two")
+        await other.flush()
+        await asyncio.wait_for(fed.wait(), TIMEOUT)
+        assert b"two" in bytes(stream._buffer)  # the socket's bytes wait in the reader
+        assert sub._pending_queue.qsize() + len(got) == 1
+    finally:
+        await other.close()
+        with contextlib.suppress(Exception):
+            await nc.close()
