@@ -20,8 +20,9 @@ import sys
 import time
 from pathlib import Path
 
+from ._paired import paired_ratio
 from ._plan import LOOPS, RUNTIMES, TARGETS, TIMES, WORKLOADS
-from ._report import evaluate, render
+from ._report import Verdict, evaluate, render
 from ._runner import plan, run_plan
 
 START = "<!-- benchmarks:start -->"
@@ -46,6 +47,22 @@ def _write(path: Path, report: str) -> None:
             path.write_text(f"{text[: m.start()]}{START}\n{report}{END}{text[m.end() :]}")
             return
     path.write_text(report)
+
+
+def _paired_look(verdict: Verdict) -> Verdict:
+    """``verdict`` again from paired in-process runs (ratio targets only)."""
+    target = verdict.target
+    if not target.kind.startswith("ratio"):
+        return verdict
+    figure = paired_ratio(target)
+    if figure is None:
+        return verdict
+    print(
+        f"paired re-measure: {target.workload} {target.metric} ({target.loop}) = "
+        f"{figure:.2f}{TIMES}",
+        file=sys.stderr,
+    )
+    return Verdict(target, figure, target.passes(figure), target.passes(figure, 0.8))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -125,6 +142,11 @@ def main(argv: list[str] | None = None) -> int:
                 if v in failed else v
                 for v in verdicts
             ]
+            failed = [v for v in verdicts if v.guard_passed is False]
+        if failed:
+            # Still failing: a ratio target gets a last look with both sides in one process,
+            # alternating (see _paired; the per-process medians above can be a phase apart).
+            verdicts = [_paired_look(v) if v in failed else v for v in verdicts]
             failed = [v for v in verdicts if v.guard_passed is False]
         missing = [
             v
