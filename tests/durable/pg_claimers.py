@@ -19,7 +19,7 @@ Held = list[Any]
 
 async def drain(store: Any, mailbox: str, claimers: list[str],
                 on_first: Any = None) -> list[Held]:
-    """Claim and commit until a claim finds nothing; every commit must succeed.
+    """Claim and commit until nothing is pending; every commit must succeed.
 
     ``on_first()`` is called once, when the first of these claimers holds a message."""
     done: list[Held] = []
@@ -29,7 +29,12 @@ async def drain(store: Any, mailbox: str, claimers: list[str],
         while True:
             claim = await store.claim(mailbox, claimer=name)
             if claim is None:
-                return
+                if (await store.stats(mailbox)).pending_count == 0:
+                    return
+                # fifo: every sender's next message is held by another claimer; try again
+                # (a claimer that gave up here could miss the whole run under load)
+                await asyncio.sleep(0.001)
+                continue
             claimed = time.monotonic()
             if on_first is not None:
                 on_first()
