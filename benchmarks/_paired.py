@@ -16,16 +16,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import statistics
 import subprocess
 import sys
 from typing import Any
 
 from ._plan import WORKLOADS, Target
+from ._runner import ROOT, child_env
 from .adapters import load
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def _sides(workload: str, metric: str) -> tuple[str, str, str]:
@@ -72,8 +70,7 @@ def paired_ratio(
     """The median over ``processes`` fresh interpreters of :func:`measure` for ``target``
     (a ratio target); None if no process gave a figure."""
     size = max(1_000, WORKLOADS[target.workload].quick // 5)
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [ROOT, env.get("PYTHONPATH", "")]))
+    env = child_env()
     figures = []
     for _ in range(processes):
         cmd = [sys.executable, "-m", "benchmarks._paired", target.workload, target.metric,

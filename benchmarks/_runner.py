@@ -106,6 +106,13 @@ def plan(runtimes: list[str], workloads: list[str], loops: list[str]) -> list[li
     return groups
 
 
+def child_env() -> dict[str, str]:
+    """The environment of a benchmark child process: this one's, with the repo importable."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH", "")]))
+    return env
+
+
 def run_one(cell: Cell, size: int, timeout: float) -> dict[str, Any]:
     """Run one cell in a fresh interpreter; never raises."""
     cmd = [
@@ -119,8 +126,7 @@ def run_one(cell: Cell, size: int, timeout: float) -> dict[str, Any]:
         "--size",
         str(size),
     ]
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH", "")]))
+    env = child_env()
     base = {"runtime": cell.runtime, "workload": cell.workload, "loop": cell.loop}
     # a session of its own, so a timed-out cell and any process it started can be killed
     proc = subprocess.Popen(
